@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Lathe needs, and only those that are missing.
+# Idempotent: a second run with everything present does nothing and asks no
+# registry. Debian packages only; nothing is downloaded from anywhere else.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libgtest-dev libgmock-dev libbenchmark-dev
+  nlohmann-json3-dev   # JSON writer (ordered objects, exact field order)
+  libsimdjson-dev      # JSON reader (graph JSON decode speed)
+  libcli11-dev         # command-line parsing for `lathe`
+  zlib1g-dev           # CRC-32 for zip entries, inflate for deflated entries
+  python3-torch python3-torchvision python3-numpy  # fixtures and reference numbers only
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "setup-deps: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,30 @@
+// Writing files so that a reader never sees a half-written one: everything
+// goes to a temporary file beside the target, which is flushed and renamed
+// into place only when the writer succeeded. On failure the previous file is
+// untouched and the temporary file is removed.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <span>
+#include <string>
+
+#include "lathe/core/result.h"
+
+namespace lathe {
+
+// Sequential sink handed to the writer callback.
+class FileSink {
+ public:
+  virtual ~FileSink() = default;
+  virtual Status write(std::span<const std::byte> bytes) = 0;
+  virtual uint64_t position() const = 0;
+  Status write(const std::string& s) {
+    return write(std::span<const std::byte>(reinterpret_cast<const std::byte*>(s.data()), s.size()));
+  }
+};
+
+Status write_file_atomically(const std::string& path,
+                             const std::function<Status(FileSink&)>& writer);
+
+}  // namespace lathe

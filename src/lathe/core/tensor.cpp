@@ -1,0 +1,115 @@
+#include "lathe/core/tensor.h"
+
+#include <cstring>
+#include <limits>
+
+namespace lathe {
+
+std::shared_ptr<Storage> Storage::allocate(size_t nbytes) {
+  auto s = std::shared_ptr<Storage>(new Storage());
+  s->owned_.assign(nbytes, std::byte{0});
+  s->data_ = s->owned_.data();
+  s->nbytes_ = nbytes;
+  return s;
+}
+
+std::shared_ptr<Storage> Storage::copy_of(std::span<const std::byte> bytes) {
+  auto s = allocate(bytes.size());
+  if (!bytes.empty()) std::memcpy(s->owned_.data(), bytes.data(), bytes.size());
+  return s;
+}
+
+std::shared_ptr<Storage> Storage::view(std::shared_ptr<const void> keepalive,
+                                       const std::byte* data, size_t nbytes) {
+  auto s = std::shared_ptr<Storage>(new Storage());
+  s->keepalive_ = std::move(keepalive);
+  s->data_ = data;
+  s->nbytes_ = nbytes;
+  return s;
+}
+
+int64_t Tensor::numel() const {
+  int64_t n = 1;
+  for (int64_t d : sizes) n *= d;
+  return n;
+}
+
+bool Tensor::is_contiguous() const {
+  if (sizes.size() != strides.size()) return false;
+  int64_t expected = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    if (sizes[i] != 1 && strides[i] != expected) return false;
+    expected *= sizes[i];
+  }
+  return true;
+}
+
+const std::byte* Tensor::data() const {
+  return storage->data() + storage_offset * static_cast<int64_t>(dtype_size(dtype));
+}
+
+Status Tensor::check_fits() const {
+  if (!storage) return make_error("tensor has no storage");
+  size_t elem = dtype_size(dtype);
+  if (elem == 0) return make_error("tensor has an unknown dtype");
+  if (sizes.size() != strides.size()) {
+    return make_error("sizes " + shape_string(sizes) + " and strides " + shape_string(strides) +
+                      " differ in rank");
+  }
+  if (storage_offset < 0) return make_error("negative storage offset " + std::to_string(storage_offset));
+  // Largest element index reached, computed with overflow checks so absurd
+  // sizes are an error rather than a wrap-around.
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max() / 16;
+  int64_t last = storage_offset;
+  bool empty = false;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] < 0) return make_error("negative size in " + shape_string(sizes));
+    if (strides[i] < 0) return make_error("negative stride in " + shape_string(strides));
+    if (sizes[i] == 0) empty = true;
+  }
+  if (empty) return Status::Ok();
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (strides[i] != 0 && (sizes[i] - 1) > (kMax - last) / strides[i]) {
+      return make_error("sizes " + shape_string(sizes) + " with strides " + shape_string(strides) +
+                        " overflow");
+    }
+    last += (sizes[i] - 1) * strides[i];
+  }
+  uint64_t need = static_cast<uint64_t>(last + 1) * elem;
+  if (need > storage->nbytes()) {
+    return make_error("tensor of shape " + shape_string(sizes) + " " + std::string(dtype_name(dtype)) +
+                      " at offset " + std::to_string(storage_offset) + " needs " + std::to_string(need) +
+                      " bytes but its storage has " + std::to_string(storage->nbytes()));
+  }
+  return Status::Ok();
+}
+
+std::vector<int64_t> Tensor::contiguous_strides(const std::vector<int64_t>& sizes) {
+  std::vector<int64_t> strides(sizes.size());
+  int64_t s = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    strides[i] = s;
+    s *= std::max<int64_t>(sizes[i], 1);
+  }
+  return strides;
+}
+
+Tensor Tensor::empty(DType dtype, std::vector<int64_t> sizes) {
+  Tensor t;
+  t.dtype = dtype;
+  t.strides = contiguous_strides(sizes);
+  t.sizes = std::move(sizes);
+  t.storage = Storage::allocate(static_cast<size_t>(t.numel()) * dtype_size(dtype));
+  return t;
+}
+
+std::string shape_string(const std::vector<int64_t>& sizes) {
+  std::string s = "[";
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(sizes[i]);
+  }
+  return s + "]";
+}
+
+}  // namespace lathe

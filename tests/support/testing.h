@@ -1,0 +1,17 @@
+// Helpers shared by Lathe's tests.
+#pragma once
+
+#include <string>
+
+namespace lathe::testing {
+
+// Absolute path of a file in the source tree, e.g. source_path("fixtures/mlp.pt2").
+std::string source_path(const std::string& relative);
+// Path of the read-only shared folder beside the checkout (../shared).
+std::string shared_path(const std::string& relative);
+// A fresh empty directory for this test, removed at process exit.
+std::string temp_dir();
+std::string read_text(const std::string& path);
+void write_text(const std::string& path, const std::string& text);
+
+}  // namespace lathe::testing
