@@ -1,0 +1,107 @@
+// One method of a program: its graph, its signature and its state.
+//
+// Signature specs are aligned by position with the graph's inputs and outputs
+// and hold no names of their own: the spec of input i describes the
+// placeholder graph().inputs()[i]; the spec of output i describes whatever
+// value graph().outputs()[i] uses now. Names are materialised only when
+// writing, so a replaced output can never leave a stale name behind.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lathe/ir/argument.h"
+#include "lathe/ir/graph.h"
+#include "lathe/ir/named_tensors.h"
+
+namespace lathe {
+
+enum class InputKind { UserInput, Parameter, Buffer, TensorConstant, CustomObj, Token, ConstantInput };
+enum class OutputKind {
+  UserOutput,
+  LossOutput,
+  BufferMutation,
+  GradientToParameter,
+  GradientToUserInput,
+  UserInputMutation,
+  Token,
+  ParameterMutation,
+};
+
+// Names as written in inspect output and in the schema's union keys.
+std::string_view input_kind_name(InputKind kind);   // "parameter", "user_input", ...
+std::string_view output_kind_name(OutputKind kind);  // "user_output", "buffer_mutation", ...
+
+struct InputSpec {
+  InputKind kind = InputKind::UserInput;
+  // parameter_name / buffer_name / tensor_constant_name / custom_obj_name;
+  // for constant_input: the input's name. Empty for user inputs and tokens.
+  std::string target;
+  bool persistent = true;  // buffers only
+  // constant_input only: the constant (None/int/float/string/bool).
+  Argument constant_value;
+};
+
+struct OutputSpec {
+  OutputKind kind = OutputKind::UserOutput;
+  // buffer_name / parameter_name / user_input_name; empty otherwise.
+  std::string target;
+};
+
+struct RangeConstraint {
+  std::optional<int64_t> min_val;  // nullopt: unbounded
+  std::optional<int64_t> max_val;
+};
+
+struct SchemaVersion {
+  int64_t major = 8;
+  int64_t minor = 0;
+};
+
+class ExportedProgram {
+ public:
+  ExportedProgram() : graph_(std::make_unique<Graph>()) {}
+
+  Graph& graph() { return *graph_; }
+  const Graph& graph() const { return *graph_; }
+
+  // Aligned with graph().inputs() / graph().outputs(). Change through the
+  // Rewriter (passes) or the reader; verify() checks the alignment.
+  std::vector<InputSpec> input_specs;
+  std::vector<OutputSpec> output_specs;
+
+  // State. Parameters and persistent buffers form the state dict; tensor
+  // constants and non-persistent buffers are constants.
+  NamedTensors parameters;
+  NamedTensors buffers;    // persistent buffers
+  NamedTensors constants;  // lifted tensor constants and non-persistent buffers
+  // Custom objects and other payloads Lathe does not interpret, kept as bytes.
+  std::vector<std::pair<std::string, std::vector<std::byte>>> opaque_constants;
+
+  // Carried faithfully from the file.
+  std::vector<std::pair<std::string, int64_t>> opset_version;
+  std::vector<std::pair<std::string, RangeConstraint>> range_constraints;
+  SchemaVersion schema_version;
+  std::vector<std::string> verifiers;
+  std::string torch_version = "2.9.0";
+  std::vector<std::string> guards_code;
+  std::vector<std::pair<std::string, std::string>> graph_module_metadata;
+  // JSON text of module_call_graph and treespec_namedtuple_fields, carried
+  // verbatim: Lathe does not interpret pytree specs.
+  std::string module_call_graph_json = "[]";
+  std::string treespec_namedtuple_fields_json = "{}";
+
+  // The state tensor an input spec names, or nullptr.
+  const Tensor* state_tensor(const InputSpec& spec) const;
+  // Index of the input spec for a placeholder value, or -1.
+  int input_index(const Value* placeholder) const;
+
+ private:
+  std::unique_ptr<Graph> graph_;
+};
+
+}  // namespace lathe

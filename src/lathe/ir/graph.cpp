@@ -1,0 +1,207 @@
+#include "lathe/ir/graph.h"
+
+#include <algorithm>
+
+namespace lathe {
+
+Graph::~Graph() {
+  // Destroy nodes last-to-first so no value dies while a later node's
+  // argument still points at it (use-lists are not touched during teardown).
+  while (!nodes_.empty()) nodes_.pop_back();
+}
+
+Value* Graph::make_value(ValueKind kind, const std::string& name) {
+  std::string unique = names_.count(name) ? unique_name(name) : name;
+  auto* v = new Value(kind, unique, this);
+  names_[unique] = v;
+  return v;
+}
+
+std::string Graph::unique_name(const std::string& base) {
+  if (!names_.count(base)) return base;
+  size_t& counter = name_counters_[base];
+  std::string candidate;
+  do {
+    candidate = base + "_" + std::to_string(++counter);
+  } while (names_.count(candidate));
+  return candidate;
+}
+
+Status Graph::rename(Value* value, const std::string& name) {
+  if (value->name_ == name) return Status::Ok();
+  if (names_.count(name)) return make_error("cannot rename '" + value->name_ + "' to '" + name + "': name taken");
+  names_.erase(value->name_);
+  value->name_ = name;
+  names_[name] = value;
+  return Status::Ok();
+}
+
+Value* Graph::find_value(const std::string& name) const {
+  auto it = names_.find(name);
+  return it == names_.end() ? nullptr : it->second;
+}
+
+Value* Graph::insert_placeholder(ValueKind kind, const std::string& name, size_t position) {
+  Value* v = make_value(kind, name);
+  placeholder_values_.emplace_back(v);
+  Argument arg;
+  switch (kind) {
+    case ValueKind::Tensor: arg = TensorRef{v}; break;
+    case ValueKind::SymInt: arg = SymIntArg{v}; break;
+    case ValueKind::SymFloat: arg = SymFloatArg{v}; break;
+    case ValueKind::SymBool: arg = SymBoolArg{v}; break;
+    case ValueKind::CustomObj: arg = CustomObjRef{v}; break;
+    case ValueKind::Token: arg = TensorRef{v}; break;
+  }
+  position = std::min(position, inputs_.size());
+  inputs_.insert(inputs_.begin() + static_cast<std::ptrdiff_t>(position), std::move(arg));
+  return v;
+}
+
+void Graph::insert_literal_input(Argument literal, size_t position) {
+  position = std::min(position, inputs_.size());
+  inputs_.insert(inputs_.begin() + static_cast<std::ptrdiff_t>(position), std::move(literal));
+}
+
+Status Graph::remove_input(size_t position) {
+  if (position >= inputs_.size()) return make_error("input index " + std::to_string(position) + " out of range");
+  Value* v = nullptr;
+  inputs_[position].for_each_value([&](Value* x) { v = x; });
+  if (v && v->has_uses()) {
+    return make_error("cannot remove input '" + v->name() + "': it still has " + std::to_string(v->user_count()) +
+                      " use(s)");
+  }
+  inputs_.erase(inputs_.begin() + static_cast<std::ptrdiff_t>(position));
+  if (v) {
+    names_.erase(v->name());
+    auto it = std::find_if(placeholder_values_.begin(), placeholder_values_.end(),
+                           [&](const auto& p) { return p.get() == v; });
+    if (it != placeholder_values_.end()) placeholder_values_.erase(it);
+  }
+  return Status::Ok();
+}
+
+void Graph::add_output_uses(const Argument& arg) {
+  arg.for_each_value([](Value* v) { v->uses_.push_back(Use{nullptr}); });
+}
+
+void Graph::remove_output_uses(const Argument& arg) {
+  arg.for_each_value([](Value* v) {
+    auto it = std::find(v->uses_.begin(), v->uses_.end(), Use{nullptr});
+    if (it != v->uses_.end()) v->uses_.erase(it);
+  });
+}
+
+void Graph::insert_output(Argument arg, size_t position) {
+  position = std::min(position, outputs_.size());
+  add_output_uses(arg);
+  outputs_.insert(outputs_.begin() + static_cast<std::ptrdiff_t>(position), std::move(arg));
+}
+
+void Graph::set_output(size_t position, Argument arg) {
+  remove_output_uses(outputs_.at(position));
+  add_output_uses(arg);
+  outputs_[position] = std::move(arg);
+}
+
+void Graph::remove_output(size_t position) {
+  remove_output_uses(outputs_.at(position));
+  outputs_.erase(outputs_.begin() + static_cast<std::ptrdiff_t>(position));
+}
+
+Node* Graph::create_node(std::string target, std::vector<NamedArgument> inputs, Node* before) {
+  auto node = std::unique_ptr<Node>(new Node(this, std::move(target)));
+  Node* raw = node.get();
+  auto pos = before ? before->self_ : nodes_.end();
+  raw->self_ = nodes_.insert(pos, std::move(node));
+  raw->set_inputs(std::move(inputs));
+  return raw;
+}
+
+Value* Graph::new_node_value(Node* node, ValueKind kind, const std::string& name) {
+  Value* v = make_value(kind, name);
+  v->producer_ = node;
+  node->defined_.emplace_back(v);
+  return v;
+}
+
+Value* Graph::add_node_output(Node* node, ValueKind kind, const std::string& name) {
+  Value* v = new_node_value(node, kind, name);
+  switch (kind) {
+    case ValueKind::SymInt: node->outputs_.emplace_back(SymIntArg{v}); break;
+    case ValueKind::SymFloat: node->outputs_.emplace_back(SymFloatArg{v}); break;
+    case ValueKind::SymBool: node->outputs_.emplace_back(SymBoolArg{v}); break;
+    case ValueKind::CustomObj: node->outputs_.emplace_back(CustomObjRef{v}); break;
+    default: node->outputs_.emplace_back(TensorRef{v}); break;
+  }
+  return v;
+}
+
+void Graph::set_node_outputs(Node* node, std::vector<Argument> outputs) { node->outputs_ = std::move(outputs); }
+
+Status Graph::erase_node(Node* node) {
+  for (const auto& v : node->defined_) {
+    if (v->has_uses()) {
+      return make_error("cannot erase node '" + node->name() + "': its value '" + v->name() + "' still has " +
+                        std::to_string(v->user_count()) + " use(s)");
+    }
+  }
+  for (const auto& in : node->inputs_) node->remove_uses(in.arg);
+  for (const auto& v : node->defined_) names_.erase(v->name());
+  nodes_.erase(node->self_);
+  return Status::Ok();
+}
+
+void Graph::move_before(Node* node, Node* before) {
+  auto pos = before ? before->self_ : nodes_.end();
+  nodes_.splice(pos, nodes_, node->self_);
+}
+
+std::vector<Node*> Graph::nodes_snapshot() const {
+  std::vector<Node*> out;
+  out.reserve(nodes_.size());
+  for (const auto& n : nodes_) out.push_back(n.get());
+  return out;
+}
+
+void Graph::replace_all_uses(Value* from, Value* to) {
+  if (from == to) return;
+  // Copy: the use-list changes while we rewrite arguments.
+  std::vector<Use> uses = from->uses_;
+  std::vector<Node*> seen;
+  bool outputs_done = false;
+  for (const Use& u : uses) {
+    if (u.user == nullptr) {
+      if (outputs_done) continue;
+      outputs_done = true;
+      for (auto& out : outputs_) {
+        size_t n = out.replace_value(from, to);
+        for (size_t i = 0; i < n; ++i) to->uses_.push_back(Use{nullptr});
+      }
+    } else {
+      if (std::find(seen.begin(), seen.end(), u.user) != seen.end()) continue;
+      seen.push_back(u.user);
+      for (auto& in : u.user->inputs_) {
+        size_t n = in.arg.replace_value(from, to);
+        for (size_t i = 0; i < n; ++i) to->uses_.push_back(Use{u.user});
+      }
+    }
+  }
+  from->uses_.clear();
+}
+
+std::vector<Value*> Graph::placeholders() const {
+  std::vector<Value*> out;
+  for (const auto& in : inputs_) in.for_each_value([&](Value* v) { out.push_back(v); });
+  return out;
+}
+
+std::unordered_map<const Node*, size_t> Graph::node_positions() const {
+  std::unordered_map<const Node*, size_t> pos;
+  pos.reserve(nodes_.size());
+  size_t i = 0;
+  for (const auto& n : nodes_) pos[n.get()] = i++;
+  return pos;
+}
+
+}  // namespace lathe

@@ -1,0 +1,127 @@
+// A Graph: placeholders (inputs), nodes in topological order, and outputs.
+//
+// The top-level graph of an ExportedProgram has one input spec per input and
+// one output spec per output, aligned by position and kept aligned by the
+// Rewriter. Outputs are *uses* of values: replace_all_uses() moves them, so an
+// output spec always follows the value that is really returned.
+#pragma once
+
+#include <cstddef>
+#include <list>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "lathe/core/result.h"
+#include "lathe/ir/argument.h"
+#include "lathe/ir/node.h"
+#include "lathe/ir/value.h"
+
+namespace lathe {
+
+class Graph {
+ public:
+  Graph() = default;
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+  ~Graph();
+
+  // ---- inputs ----------------------------------------------------------
+  const std::vector<Argument>& inputs() const { return inputs_; }
+  // Creates a placeholder value and inserts its argument at `position`
+  // (default: the end). The name is made unique if taken.
+  Value* insert_placeholder(ValueKind kind, const std::string& name, size_t position = SIZE_MAX);
+  // Inserts a non-value input (constant_input placeholders carry a literal).
+  void insert_literal_input(Argument literal, size_t position = SIZE_MAX);
+  // Removes input `position`; its value must have no uses.
+  Status remove_input(size_t position);
+
+  // ---- outputs ---------------------------------------------------------
+  const std::vector<Argument>& outputs() const { return outputs_; }
+  void insert_output(Argument arg, size_t position = SIZE_MAX);
+  void set_output(size_t position, Argument arg);
+  void remove_output(size_t position);
+
+  // ---- nodes -----------------------------------------------------------
+  // Creates a node before `before` (nullptr: at the end).
+  Node* create_node(std::string target, std::vector<NamedArgument> inputs, Node* before = nullptr);
+  // Adds a value defined by `node` and appends it as a single output
+  // (TensorRef / SymIntArg / ... by kind).
+  Value* add_node_output(Node* node, ValueKind kind, const std::string& name);
+  // Adds a value defined by `node` without appending an output argument (for
+  // list outputs built by the caller, then set_node_outputs()).
+  Value* new_node_value(Node* node, ValueKind kind, const std::string& name);
+  void set_node_outputs(Node* node, std::vector<Argument> outputs);
+  // Erases a node whose defined values have no uses.
+  Status erase_node(Node* node);
+  void move_before(Node* node, Node* before);
+
+  size_t node_count() const { return nodes_.size(); }
+  // Nodes in order. Safe against erasing the current node while iterating:
+  // take nodes_snapshot() instead when erasing others.
+  class NodeRange;
+  NodeRange nodes() const;
+  std::vector<Node*> nodes_snapshot() const;
+
+  // ---- values ----------------------------------------------------------
+  // Every use of `from` (node arguments and graph outputs) now reads `to`.
+  void replace_all_uses(Value* from, Value* to);
+  // Placeholder values, in input order (literal inputs skipped).
+  std::vector<Value*> placeholders() const;
+  Value* find_value(const std::string& name) const;
+  // A name not yet used in this graph, derived from `base`.
+  std::string unique_name(const std::string& base);
+  // Renames a value; fails if the name is taken.
+  Status rename(Value* value, const std::string& name);
+
+  bool is_single_tensor_return() const { return single_tensor_return_; }
+  void set_single_tensor_return(bool v) { single_tensor_return_ = v; }
+
+  // Optional position of nodes (recomputed lazily): index in node order.
+  // Used by verify() to check definition before use.
+  std::unordered_map<const Node*, size_t> node_positions() const;
+
+ private:
+  friend class Node;
+  Value* make_value(ValueKind kind, const std::string& name);
+  void add_output_uses(const Argument& arg);
+  void remove_output_uses(const Argument& arg);
+
+  std::vector<Argument> inputs_;
+  std::vector<std::unique_ptr<Value>> placeholder_values_;
+  std::vector<Argument> outputs_;
+  std::list<std::unique_ptr<Node>> nodes_;
+  std::unordered_map<std::string, Value*> names_;
+  std::unordered_map<std::string, size_t> name_counters_;
+  bool single_tensor_return_ = false;
+};
+
+class Graph::NodeRange {
+ public:
+  using Inner = std::list<std::unique_ptr<Node>>::const_iterator;
+  class iterator {
+   public:
+    explicit iterator(Inner it) : it_(it) {}
+    Node* operator*() const { return it_->get(); }
+    iterator& operator++() {
+      ++it_;
+      return *this;
+    }
+    bool operator!=(const iterator& o) const { return it_ != o.it_; }
+    bool operator==(const iterator& o) const { return it_ == o.it_; }
+
+   private:
+    Inner it_;
+  };
+  NodeRange(Inner b, Inner e) : b_(b), e_(e) {}
+  iterator begin() const { return iterator(b_); }
+  iterator end() const { return iterator(e_); }
+
+ private:
+  Inner b_, e_;
+};
+
+inline Graph::NodeRange Graph::nodes() const { return NodeRange(nodes_.begin(), nodes_.end()); }
+
+}  // namespace lathe

@@ -1,0 +1,73 @@
+// A Node is one operator call: a target (full op name, e.g.
+// "torch.ops.aten.addmm.default"), named arguments, and outputs. The values a
+// node defines are owned by it; its output Arguments reference them.
+#pragma once
+
+#include <list>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lathe/ir/argument.h"
+#include "lathe/ir/value.h"
+
+namespace lathe {
+
+class Graph;
+
+class Node {
+ public:
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+  ~Node();
+
+  Graph* graph() const { return graph_; }
+  const std::string& target() const { return target_; }
+  // Target without the leading "torch.ops." ("aten.addmm.default").
+  std::string op_name() const;
+  // The node's name: explicit if recorded, else its first output's name.
+  std::string name() const;
+  const std::optional<std::string>& explicit_name() const { return name_; }
+  void set_explicit_name(std::optional<std::string> name) { name_ = std::move(name); }
+
+  const std::vector<NamedArgument>& inputs() const { return inputs_; }
+  // Replaces all arguments, keeping use-lists right.
+  void set_inputs(std::vector<NamedArgument> inputs);
+  void set_input(size_t index, Argument arg);
+  // Argument by schema name, or nullptr.
+  const Argument* input(std::string_view name) const;
+
+  const std::vector<Argument>& outputs() const { return outputs_; }
+  // Values this node defines, in output order.
+  std::vector<Value*> defined_values() const;
+  // Convenience: the single tensor this node defines, or nullptr.
+  Value* output() const;
+
+  const std::vector<std::pair<std::string, std::string>>& metadata() const { return metadata_; }
+  std::vector<std::pair<std::string, std::string>>& mutable_metadata() { return metadata_; }
+  const std::optional<bool>& is_hop_single_tensor_return() const { return hop_single_; }
+  void set_is_hop_single_tensor_return(std::optional<bool> v) { hop_single_ = v; }
+
+  // Every value this node reads (arguments, including nested lists), in order.
+  std::vector<Value*> operand_values() const;
+
+ private:
+  friend class Graph;
+  Node(Graph* graph, std::string target) : graph_(graph), target_(std::move(target)) {}
+  void add_uses(const Argument& arg);
+  void remove_uses(const Argument& arg);
+
+  Graph* graph_;
+  std::string target_;
+  std::optional<std::string> name_;
+  std::vector<NamedArgument> inputs_;
+  std::vector<Argument> outputs_;
+  std::vector<std::unique_ptr<Value>> defined_;
+  std::vector<std::pair<std::string, std::string>> metadata_;
+  std::optional<bool> hop_single_;
+  std::list<std::unique_ptr<Node>>::iterator self_;
+  bool erased_ = false;
+};
+
+}  // namespace lathe

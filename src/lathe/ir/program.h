@@ -1,0 +1,37 @@
+// A Program is what one .pt2 archive holds: named methods (one per
+// models/<name>.json; none is assumed to be called "forward") plus
+// archive-level records carried through.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lathe/ir/exported_program.h"
+
+namespace lathe {
+
+struct Method {
+  std::string name;
+  std::unique_ptr<ExportedProgram> program;
+  // data/sample_inputs/<name>.pt as stored (a torch.save pickle), empty if none.
+  std::vector<std::byte> sample_inputs;
+};
+
+class Program {
+ public:
+  std::vector<Method> methods;
+  // extra/<key> records, in archive order.
+  std::vector<std::pair<std::string, std::vector<std::byte>>> extra;
+  // Which generation of .pt2 this was read from ("pt2-2.9", ...); empty when built in memory.
+  std::string source_format;
+
+  Method* find_method(const std::string& name);
+  const Method* find_method(const std::string& name) const;
+  std::vector<std::string> method_names() const;
+  ExportedProgram& add_method(const std::string& name);
+};
+
+}  // namespace lathe

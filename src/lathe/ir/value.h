@@ -1,0 +1,92 @@
+// A Value is something a node (or a placeholder) defines: a tensor, a
+// symbolic int/bool/float, a custom object or an effect token. Values know
+// their producer and every use, so replacing one updates every consumer —
+// including graph outputs and therefore the program's output specs.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lathe/core/dtype.h"
+#include "lathe/ir/symbolic.h"
+
+namespace lathe {
+
+class Node;
+class Graph;
+
+struct Device {
+  std::string type = "cpu";
+  std::optional<int64_t> index;
+  bool operator==(const Device&) const = default;
+};
+
+struct TensorMeta {
+  DType dtype = DType::Float32;
+  std::vector<SymDim> sizes;
+  bool requires_grad = false;
+  Device device;
+  std::vector<SymDim> strides;
+  SymDim storage_offset;
+  int64_t layout = 7;  // schema Layout; 7 = Strided
+  bool operator==(const TensorMeta&) const = default;
+
+  // Sizes if every dimension is concrete.
+  std::optional<std::vector<int64_t>> concrete_sizes() const;
+};
+
+enum class ValueKind { Tensor, SymInt, SymBool, SymFloat, CustomObj, Token };
+
+std::string_view value_kind_name(ValueKind kind);
+
+// Who uses a value: a node (by pointer), or the graph's output list.
+struct Use {
+  Node* user = nullptr;  // nullptr: the owning graph's outputs
+  bool operator==(const Use&) const = default;
+};
+
+class Value {
+ public:
+  Value(ValueKind kind, std::string name, Graph* graph) : kind_(kind), name_(std::move(name)), graph_(graph) {}
+  Value(const Value&) = delete;
+  Value& operator=(const Value&) = delete;
+
+  ValueKind kind() const { return kind_; }
+  const std::string& name() const { return name_; }
+  Graph* graph() const { return graph_; }
+  // The defining node, or nullptr for a graph input (placeholder).
+  Node* producer() const { return producer_; }
+  bool is_placeholder() const { return producer_ == nullptr; }
+
+  // Tensor metadata (tensors only).
+  const std::optional<TensorMeta>& meta() const { return meta_; }
+  void set_meta(TensorMeta meta) { meta_ = std::move(meta); }
+  // Symbolic value description (sym ints/bools/floats), as recorded in the
+  // graph's sym_*_values tables.
+  const std::optional<std::variant<SymDim, SymBoolValue, SymFloatValue>>& sym() const { return sym_; }
+  void set_sym(std::variant<SymDim, SymBoolValue, SymFloatValue> s) { sym_ = std::move(s); }
+  // Class of a custom object.
+  const std::string& class_fqn() const { return class_fqn_; }
+  void set_class_fqn(std::string fqn) { class_fqn_ = std::move(fqn); }
+
+  // One entry per use (a node that reads the value twice appears twice).
+  const std::vector<Use>& uses() const { return uses_; }
+  bool has_uses() const { return !uses_.empty(); }
+  size_t user_count() const { return uses_.size(); }
+
+ private:
+  friend class Graph;
+  friend class Node;
+  ValueKind kind_;
+  std::string name_;
+  Graph* graph_;
+  Node* producer_ = nullptr;
+  std::optional<TensorMeta> meta_;
+  std::optional<std::variant<SymDim, SymBoolValue, SymFloatValue>> sym_;
+  std::string class_fqn_;
+  std::vector<Use> uses_;
+};
+
+}  // namespace lathe
