@@ -1,0 +1,34 @@
+// The export schema's JSON form of one method (models/<name>.json) <->
+// ExportedProgram. Decoding accepts schema 8 and the older encodings still in
+// the wild (unions with every member present and all but one null, `as_none`
+// as [] or true). Encoding writes the schema-8 field set in the schema's
+// declaration order, so write -> read -> write is byte-identical.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "lathe/core/result.h"
+#include "lathe/ir/exported_program.h"
+
+namespace lathe {
+
+struct JsonDecodeOptions {
+  // Used in error messages: "<origin>: $.graph_module.graph.nodes[3]...".
+  std::string origin = "<json>";
+  size_t max_depth = 256;
+};
+
+// Decodes graph, signature and metadata. State tensors are not in this record;
+// the archive reader fills them from the weights configs.
+Result<std::unique_ptr<ExportedProgram>> decode_program_json(std::string_view json,
+                                                             const JsonDecodeOptions& options = {});
+
+std::string encode_program_json(const ExportedProgram& program);
+
+// TensorMeta as the schema writes it, shared with the weights-config codec.
+// The JSON type is kept out of the header on purpose: callers pass text.
+std::string encode_tensor_meta_json(const TensorMeta& meta);
+
+}  // namespace lathe

@@ -1,0 +1,349 @@
+// ExportedProgram -> models/<name>.json, schema 8 field set in declaration
+// order (torch/_export/serde/schema.py). Names are materialised here: every
+// spec takes the name of the value at its position in the graph.
+#include "lathe/serde/json_writer.h"
+#include "lathe/serde/program_json.h"
+
+namespace lathe {
+namespace {
+
+using json::Json;
+using json::union_json;
+
+Json name_json(const Value* v) {
+  Json j = Json::object();
+  j["name"] = v ? v->name() : std::string();
+  return j;
+}
+
+template <typename Literal>
+Json sym_arg_json(const SymArg<Literal>& s, const char* literal_key) {
+  if (s.is_value()) return union_json("as_name", s.value()->name());
+  if constexpr (std::is_same_v<Literal, double>) return union_json(literal_key, json::float_json(s.literal()));
+  else return union_json(literal_key, s.literal());
+}
+
+Json graph_json(const Graph& g);
+
+Json argument_json(const Argument& a) {
+  return std::visit(
+      [](const auto& x) -> Json {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, NoneArg>) {
+          return union_json("as_none", true);
+        } else if constexpr (std::is_same_v<T, TensorRef>) {
+          if (x.value && x.value->kind() == ValueKind::Token) return union_json("as_token", name_json(x.value));
+          return union_json("as_tensor", name_json(x.value));
+        } else if constexpr (std::is_same_v<T, TensorList>) {
+          Json arr = Json::array();
+          for (Value* v : x.items) arr.push_back(name_json(v));
+          return union_json("as_tensors", std::move(arr));
+        } else if constexpr (std::is_same_v<T, OptionalTensor>) {
+          return union_json("as_optional_tensor",
+                            x.value ? union_json("as_tensor", name_json(x.value)) : union_json("as_none", true));
+        } else if constexpr (std::is_same_v<T, OptionalTensorList>) {
+          Json arr = Json::array();
+          for (Value* v : x.items) arr.push_back(v ? union_json("as_tensor", name_json(v)) : union_json("as_none", true));
+          return union_json("as_optional_tensors", std::move(arr));
+        } else if constexpr (std::is_same_v<T, int64_t>) {
+          return union_json("as_int", x);
+        } else if constexpr (std::is_same_v<T, IntList>) {
+          return union_json("as_ints", x.items);
+        } else if constexpr (std::is_same_v<T, double>) {
+          return union_json("as_float", json::float_json(x));
+        } else if constexpr (std::is_same_v<T, FloatList>) {
+          Json arr = Json::array();
+          for (double d : x.items) arr.push_back(json::float_json(d));
+          return union_json("as_floats", std::move(arr));
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          return union_json("as_string", x);
+        } else if constexpr (std::is_same_v<T, StringList>) {
+          return union_json("as_strings", x.items);
+        } else if constexpr (std::is_same_v<T, bool>) {
+          return union_json("as_bool", x);
+        } else if constexpr (std::is_same_v<T, BoolList>) {
+          Json arr = Json::array();
+          for (bool b : x.items) arr.push_back(b);
+          return union_json("as_bools", std::move(arr));
+        } else if constexpr (std::is_same_v<T, SymIntArg>) {
+          return union_json("as_sym_int", sym_arg_json(x, "as_int"));
+        } else if constexpr (std::is_same_v<T, SymIntList>) {
+          Json arr = Json::array();
+          for (const auto& s : x.items) arr.push_back(sym_arg_json(s, "as_int"));
+          return union_json("as_sym_ints", std::move(arr));
+        } else if constexpr (std::is_same_v<T, SymFloatArg>) {
+          return union_json("as_sym_float", sym_arg_json(x, "as_float"));
+        } else if constexpr (std::is_same_v<T, SymFloatList>) {
+          Json arr = Json::array();
+          for (const auto& s : x.items) arr.push_back(sym_arg_json(s, "as_float"));
+          return union_json("as_sym_floats", std::move(arr));
+        } else if constexpr (std::is_same_v<T, SymBoolArg>) {
+          return union_json("as_sym_bool", sym_arg_json(x, "as_bool"));
+        } else if constexpr (std::is_same_v<T, SymBoolList>) {
+          Json arr = Json::array();
+          for (const auto& s : x.items) arr.push_back(sym_arg_json(s, "as_bool"));
+          return union_json("as_sym_bools", std::move(arr));
+        } else if constexpr (std::is_same_v<T, ScalarTypeArg>) {
+          return union_json("as_scalar_type", static_cast<int64_t>(x.dtype));
+        } else if constexpr (std::is_same_v<T, MemoryFormatArg>) {
+          return union_json("as_memory_format", x.format);
+        } else if constexpr (std::is_same_v<T, LayoutArg>) {
+          return union_json("as_layout", x.layout);
+        } else if constexpr (std::is_same_v<T, DeviceArg>) {
+          return union_json("as_device", json::device_json(x.device));
+        } else if constexpr (std::is_same_v<T, GraphArg>) {
+          Json j = Json::object();
+          j["name"] = x.name;
+          j["graph"] = graph_json(*x.graph);
+          return union_json("as_graph", std::move(j));
+        } else if constexpr (std::is_same_v<T, CustomObjRef>) {
+          Json j = Json::object();
+          j["name"] = x.value->name();
+          j["class_fqn"] = x.value->class_fqn();
+          return union_json("as_custom_obj", std::move(j));
+        } else if constexpr (std::is_same_v<T, OperatorArg>) {
+          return union_json("as_operator", x.name);
+        } else if constexpr (std::is_same_v<T, ComplexArg>) {
+          Json j = Json::object();
+          j["real"] = json::float_json(x.real);
+          j["imag"] = json::float_json(x.imag);
+          return union_json("as_complex", std::move(j));
+        } else if constexpr (std::is_same_v<T, NestedTensorList>) {
+          Json arr = Json::array();
+          for (const auto& list : x.items) {
+            Json inner = Json::array();
+            for (Value* v : list) inner.push_back(name_json(v));
+            arr.push_back(std::move(inner));
+          }
+          return union_json("as_nested_tensors", std::move(arr));
+        } else if constexpr (std::is_same_v<T, IntLists>) {
+          return union_json("as_int_lists", x.items);
+        } else {
+          static_assert(std::is_same_v<T, StringToArgument>);
+          Json j = Json::object();
+          for (const auto& [k, sub] : x.items) j[k] = argument_json(sub);
+          return union_json("as_string_to_argument", std::move(j));
+        }
+      },
+      a.v);
+}
+
+Json metadata_json(const std::vector<std::pair<std::string, std::string>>& md) {
+  Json j = Json::object();
+  for (const auto& [k, v] : md) j[k] = v;
+  return j;
+}
+
+void record_value(const Value* v, Json& tensor_values, Json& sym_int_values, Json& sym_bool_values,
+                  Json& sym_float_values, Json& custom_obj_values) {
+  switch (v->kind()) {
+    case ValueKind::Tensor:
+      if (v->meta()) tensor_values[v->name()] = json::tensor_meta_json(*v->meta());
+      break;
+    case ValueKind::SymInt:
+      if (v->sym() && v->sym()->index() == 0) sym_int_values[v->name()] = json::sym_int_json(std::get<0>(*v->sym()));
+      break;
+    case ValueKind::SymBool:
+      if (v->sym() && v->sym()->index() == 1) {
+        const auto& b = std::get<1>(*v->sym());
+        sym_bool_values[v->name()] = b.v.index() == 0 ? union_json("as_bool", std::get<0>(b.v))
+                                                      : union_json("as_expr", json::sym_expr_json(std::get<1>(b.v)));
+      }
+      break;
+    case ValueKind::SymFloat:
+      if (v->sym() && v->sym()->index() == 2) {
+        const auto& f = std::get<2>(*v->sym());
+        sym_float_values[v->name()] = f.v.index() == 0
+                                          ? union_json("as_float", json::float_json(std::get<0>(f.v)))
+                                          : union_json("as_expr", json::sym_expr_json(std::get<1>(f.v)));
+      }
+      break;
+    case ValueKind::CustomObj: {
+      Json j = Json::object();
+      j["name"] = v->name();
+      j["class_fqn"] = v->class_fqn();
+      custom_obj_values[v->name()] = std::move(j);
+      break;
+    }
+    case ValueKind::Token: break;
+  }
+}
+
+Json graph_json(const Graph& g) {
+  Json tensor_values = Json::object(), sym_int_values = Json::object(), sym_bool_values = Json::object(),
+       sym_float_values = Json::object(), custom_obj_values = Json::object();
+  auto record = [&](const Value* v) {
+    record_value(v, tensor_values, sym_int_values, sym_bool_values, sym_float_values, custom_obj_values);
+  };
+  Json inputs = Json::array();
+  for (const auto& in : g.inputs()) {
+    inputs.push_back(argument_json(in));
+    in.for_each_value(record);
+  }
+  Json nodes = Json::array();
+  for (const Node* n : g.nodes()) {
+    Json nj = Json::object();
+    nj["target"] = n->target();
+    Json ins = Json::array();
+    for (const auto& na : n->inputs()) {
+      Json a = Json::object();
+      a["name"] = na.name;
+      a["arg"] = argument_json(na.arg);
+      a["kind"] = na.kind ? Json(static_cast<int64_t>(*na.kind)) : Json(nullptr);
+      ins.push_back(std::move(a));
+    }
+    nj["inputs"] = std::move(ins);
+    Json outs = Json::array();
+    for (const auto& o : n->outputs()) outs.push_back(argument_json(o));
+    nj["outputs"] = std::move(outs);
+    nj["metadata"] = metadata_json(n->metadata());
+    nj["is_hop_single_tensor_return"] =
+        n->is_hop_single_tensor_return() ? Json(*n->is_hop_single_tensor_return()) : Json(nullptr);
+    nj["name"] = n->explicit_name() ? Json(*n->explicit_name()) : Json(nullptr);
+    nodes.push_back(std::move(nj));
+    for (const Value* v : n->defined_values()) record(v);
+  }
+  Json outputs = Json::array();
+  for (const auto& o : g.outputs()) outputs.push_back(argument_json(o));
+
+  Json j = Json::object();
+  j["inputs"] = std::move(inputs);
+  j["outputs"] = std::move(outputs);
+  j["nodes"] = std::move(nodes);
+  j["tensor_values"] = std::move(tensor_values);
+  j["sym_int_values"] = std::move(sym_int_values);
+  j["sym_bool_values"] = std::move(sym_bool_values);
+  j["is_single_tensor_return"] = g.is_single_tensor_return();
+  j["custom_obj_values"] = std::move(custom_obj_values);
+  j["sym_float_values"] = std::move(sym_float_values);
+  return j;
+}
+
+Value* single_value(const Argument& a) {
+  Value* out = nullptr;
+  a.for_each_value([&](Value* v) { out = v; });
+  return out;
+}
+
+Json input_spec_json(const InputSpec& s, const Argument& graph_input) {
+  Value* v = single_value(graph_input);
+  Json body = Json::object();
+  switch (s.kind) {
+    case InputKind::UserInput:
+      body["arg"] = argument_json(graph_input);
+      return union_json("user_input", std::move(body));
+    case InputKind::Parameter:
+      body["arg"] = name_json(v);
+      body["parameter_name"] = s.target;
+      return union_json("parameter", std::move(body));
+    case InputKind::Buffer:
+      body["arg"] = name_json(v);
+      body["buffer_name"] = s.target;
+      body["persistent"] = s.persistent;
+      return union_json("buffer", std::move(body));
+    case InputKind::TensorConstant:
+      body["arg"] = name_json(v);
+      body["tensor_constant_name"] = s.target;
+      return union_json("tensor_constant", std::move(body));
+    case InputKind::CustomObj: {
+      Json arg = Json::object();
+      arg["name"] = v ? v->name() : std::string();
+      arg["class_fqn"] = v ? v->class_fqn() : std::string();
+      body["arg"] = std::move(arg);
+      body["custom_obj_name"] = s.target;
+      return union_json("custom_obj", std::move(body));
+    }
+    case InputKind::Token:
+      body["arg"] = name_json(v);
+      return union_json("token", std::move(body));
+    case InputKind::ConstantInput: {
+      body["name"] = s.target;
+      Json value = argument_json(s.constant_value);  // ConstantValue shares the member names
+      body["value"] = std::move(value);
+      return union_json("constant_input", std::move(body));
+    }
+  }
+  return Json();
+}
+
+Json output_spec_json(const OutputSpec& s, const Argument& graph_output) {
+  Value* v = single_value(graph_output);
+  Json body = Json::object();
+  auto with_target = [&](const char* kind, const char* target_key) {
+    body["arg"] = name_json(v);
+    body[target_key] = s.target;
+    return union_json(kind, std::move(body));
+  };
+  switch (s.kind) {
+    case OutputKind::UserOutput:
+      body["arg"] = argument_json(graph_output);
+      return union_json("user_output", std::move(body));
+    case OutputKind::LossOutput:
+      body["arg"] = name_json(v);
+      return union_json("loss_output", std::move(body));
+    case OutputKind::BufferMutation: return with_target("buffer_mutation", "buffer_name");
+    case OutputKind::GradientToParameter: return with_target("gradient_to_parameter", "parameter_name");
+    case OutputKind::GradientToUserInput: return with_target("gradient_to_user_input", "user_input_name");
+    case OutputKind::UserInputMutation: return with_target("user_input_mutation", "user_input_name");
+    case OutputKind::Token:
+      body["arg"] = name_json(v);
+      return union_json("token", std::move(body));
+    case OutputKind::ParameterMutation: return with_target("parameter_mutation", "parameter_name");
+  }
+  return Json();
+}
+
+Json parse_carried(const std::string& text, Json fallback) {
+  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return j.is_discarded() ? fallback : j;
+}
+
+}  // namespace
+
+std::string encode_tensor_meta_json(const TensorMeta& meta) { return json::dump(json::tensor_meta_json(meta)); }
+
+std::string encode_program_json(const ExportedProgram& ep) {
+  const Graph& g = ep.graph();
+  Json input_specs = Json::array();
+  for (size_t i = 0; i < ep.input_specs.size() && i < g.inputs().size(); ++i) {
+    input_specs.push_back(input_spec_json(ep.input_specs[i], g.inputs()[i]));
+  }
+  Json output_specs = Json::array();
+  for (size_t i = 0; i < ep.output_specs.size() && i < g.outputs().size(); ++i) {
+    output_specs.push_back(output_spec_json(ep.output_specs[i], g.outputs()[i]));
+  }
+  Json signature = Json::object();
+  signature["input_specs"] = std::move(input_specs);
+  signature["output_specs"] = std::move(output_specs);
+
+  Json gm = Json::object();
+  gm["graph"] = graph_json(g);
+  gm["signature"] = std::move(signature);
+  gm["module_call_graph"] = parse_carried(ep.module_call_graph_json, Json::array());
+  gm["metadata"] = metadata_json(ep.graph_module_metadata);
+  gm["treespec_namedtuple_fields"] = parse_carried(ep.treespec_namedtuple_fields_json, Json::object());
+
+  Json root = Json::object();
+  root["graph_module"] = std::move(gm);
+  Json opset = Json::object();
+  for (const auto& [k, v] : ep.opset_version) opset[k] = v;
+  root["opset_version"] = std::move(opset);
+  Json ranges = Json::object();
+  for (const auto& [k, c] : ep.range_constraints) {
+    Json r = Json::object();
+    r["min_val"] = c.min_val ? Json(*c.min_val) : Json(nullptr);
+    r["max_val"] = c.max_val ? Json(*c.max_val) : Json(nullptr);
+    ranges[k] = std::move(r);
+  }
+  root["range_constraints"] = std::move(ranges);
+  Json sv = Json::object();
+  sv["major"] = ep.schema_version.major;
+  sv["minor"] = ep.schema_version.minor;
+  root["schema_version"] = std::move(sv);
+  root["verifiers"] = ep.verifiers;
+  root["torch_version"] = ep.torch_version;
+  root["guards_code"] = ep.guards_code;
+  return json::dump(root);
+}
+
+}  // namespace lathe
