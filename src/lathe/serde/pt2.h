@@ -1,0 +1,36 @@
+// Reading and writing .pt2 archives.
+//
+//   read_pt2   any supported generation -> Program (weights viewed in place
+//              inside the memory-mapped file, never copied)
+//   write_pt2  Program -> PT2 archive as PyTorch 2.9+ writes it (raw weights,
+//              64-byte aligned stored entries), atomically.
+#pragma once
+
+#include <string>
+
+#include "lathe/archive/zip_reader.h"
+#include "lathe/core/result.h"
+#include "lathe/ir/program.h"
+
+namespace lathe {
+
+// The archive generations Lathe knows about.
+inline constexpr const char* kFormatPt2Raw = "pt2-2.9";        // PT2 archive, raw weights (PyTorch 2.9+)
+inline constexpr const char* kFormatPt2Pickle = "pt2-2.8";     // PT2 archive, torch.save weights (2.8)
+inline constexpr const char* kFormatLegacyZip = "legacy-2.4";  // flat zip (2.4-2.7; 2.2/2.3 pre-schema-8)
+
+struct Pt2ReadOptions {
+  ZipLimits zip;
+  size_t max_json_depth = 256;
+};
+
+Result<Program> read_pt2(const std::string& path, const Pt2ReadOptions& options = {});
+
+struct Pt2WriteOptions {
+  // The archive's top-level folder; default: the file's basename without ".pt2".
+  std::string archive_name;
+};
+
+Status write_pt2(const Program& program, const std::string& path, const Pt2WriteOptions& options = {});
+
+}  // namespace lathe

@@ -1,0 +1,231 @@
+// .pt2 -> Program.
+//
+// The archive is memory-mapped once; every raw weight record becomes a
+// Storage that views the mapping, so loading a program never copies its
+// weights. Errors name the file, the record and (for JSON) the JSON path.
+#include <algorithm>
+#include <unordered_map>
+
+#include "lathe/serde/payload_config.h"
+#include "lathe/serde/program_json.h"
+#include "lathe/serde/pt2.h"
+
+namespace lathe {
+namespace {
+
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+class ArchiveReader {
+ public:
+  ArchiveReader(ZipReader zip, std::string path, std::string top, const Pt2ReadOptions& options)
+      : zip_(std::move(zip)), path_(std::move(path)), top_(std::move(top)), options_(options) {}
+
+  Result<Program> read();
+
+ private:
+  const ZipEntry* find(const std::string& record) const { return zip_.find(top_ + record); }
+  Error error(const std::string& record, const std::string& message) const {
+    return Error(path_ + ": " + record + ": " + message);
+  }
+  // Small records (JSON, text) are checked against their CRC: a flipped bit
+  // there changes meaning silently. Weights are not, to keep loading zero-copy.
+  Result<std::string> read_text(const std::string& record) const;
+  Result<std::shared_ptr<Storage>> storage(const std::string& record);
+  Status load_state(const std::string& method, const std::string& dir, const std::string& config_record,
+                    ExportedProgram& ep, bool constants);
+
+  ZipReader zip_;
+  std::string path_;
+  std::string top_;  // "name/" or "" for flat archives
+  const Pt2ReadOptions& options_;
+  std::unordered_map<std::string, std::shared_ptr<Storage>> storages_;
+};
+
+Result<std::string> ArchiveReader::read_text(const std::string& record) const {
+  const ZipEntry* e = find(record);
+  if (!e) return make_error(path_ + ": missing record '" + record + "'");
+  LATHE_RETURN_IF_ERROR(zip_.check_crc(*e));
+  LATHE_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, zip_.read(*e));
+  return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+}
+
+Result<std::shared_ptr<Storage>> ArchiveReader::storage(const std::string& record) {
+  auto it = storages_.find(record);
+  if (it != storages_.end()) return it->second;
+  const ZipEntry* e = find(record);
+  if (!e) return make_error(path_ + ": missing record '" + record + "'");
+  LATHE_ASSIGN_OR_RETURN(std::shared_ptr<Storage> s, zip_.view_storage(*e));
+  storages_.emplace(record, s);
+  return s;
+}
+
+Status ArchiveReader::load_state(const std::string& method, const std::string& dir, const std::string& config_record,
+                                 ExportedProgram& ep, bool constants) {
+  LATHE_ASSIGN_OR_RETURN(std::string text, read_text(config_record));
+  LATHE_ASSIGN_OR_RETURN(PayloadConfig config, decode_payload_config(text, path_ + ": " + config_record));
+  for (const auto& [fqn, meta] : config) {
+    std::string where = "$.config." + fqn;
+    if (meta.path_name.empty() || meta.path_name.find('/') != std::string::npos || meta.path_name == "..") {
+      return error(config_record, where + ".path_name: '" + meta.path_name + "' is not a record name in " + dir);
+    }
+    std::string record = dir + meta.path_name;
+    if (meta.use_pickle) {
+      // Tensor subclasses and custom objects: kept as bytes, not interpreted.
+      const ZipEntry* e = find(record);
+      if (!e) return error(config_record, where + ": missing record '" + record + "'");
+      LATHE_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, zip_.read(*e));
+      ep.opaque_constants.emplace_back(fqn, std::move(bytes));
+      continue;
+    }
+    if (!meta.tensor_meta) return error(config_record, where + ".tensor_meta: missing for a raw tensor");
+    const TensorMeta& tm = *meta.tensor_meta;
+    Tensor t;
+    t.dtype = tm.dtype;
+    t.requires_grad = tm.requires_grad;
+    auto sizes = tm.concrete_sizes();
+    if (!sizes) return error(config_record, where + ".tensor_meta.sizes: symbolic sizes in a weight");
+    t.sizes = *sizes;
+    for (const auto& s : tm.strides) {
+      if (!s.is_concrete()) return error(config_record, where + ".tensor_meta.strides: symbolic stride in a weight");
+      t.strides.push_back(s.value());
+    }
+    if (!tm.storage_offset.is_concrete()) {
+      return error(config_record, where + ".tensor_meta.storage_offset: symbolic offset in a weight");
+    }
+    t.storage_offset = tm.storage_offset.value();
+    LATHE_ASSIGN_OR_RETURN(t.storage, storage(record));
+    size_t elem = dtype_size(t.dtype);
+    if (t.storage->nbytes() == 0 && t.numel() > 0) {
+      // PyTorch writes 0-byte records for fake tensors; it loads them as zeros.
+      t.storage = Storage::allocate(static_cast<size_t>(t.numel()) * elem);
+      t.strides = Tensor::contiguous_strides(t.sizes);
+      t.storage_offset = 0;
+    } else if (elem == 0 || t.storage->nbytes() % elem != 0) {
+      return error(config_record, where + ": record '" + record + "' has " + std::to_string(t.storage->nbytes()) +
+                                      " bytes, not a multiple of the " + std::string(dtype_name(t.dtype)) +
+                                      " element size " + std::to_string(elem));
+    }
+    Status fits = t.check_fits();
+    if (!fits.ok()) return error(config_record, where + ": record '" + record + "': " + fits.error().message());
+    if (constants) {
+      ep.constants.set(fqn, std::move(t));
+    } else if (meta.is_param) {
+      ep.parameters.set(fqn, std::move(t));
+    } else {
+      ep.buffers.set(fqn, std::move(t));
+    }
+  }
+  (void)method;
+  return Status::Ok();
+}
+
+Result<Program> ArchiveReader::read() {
+  Program program;
+  if (find("archive_format")) {
+    LATHE_ASSIGN_OR_RETURN(std::string format, read_text("archive_format"));
+    if (format != "pt2") return error("archive_format", "is '" + format + "', expected 'pt2'");
+  }
+  if (find("archive_version")) {
+    LATHE_ASSIGN_OR_RETURN(std::string version, read_text("archive_version"));
+    if (version != "0") {
+      return error("archive_version", "is '" + version + "'; this version of Lathe reads PT2 archive version 0");
+    }
+  }
+
+  // Methods: every models/<name>.json, in archive order.
+  std::vector<std::string> methods;
+  for (const auto& e : zip_.entries()) {
+    if (!starts_with(e.name, top_)) continue;
+    std::string_view rel = std::string_view(e.name).substr(top_.size());
+    if (starts_with(rel, "models/") && ends_with(rel, ".json")) {
+      std::string_view name = rel.substr(7, rel.size() - 7 - 5);
+      if (!name.empty() && name.find('/') == std::string_view::npos) methods.emplace_back(name);
+    }
+  }
+  if (methods.empty()) return make_error(path_ + ": no models/<name>.json record: not an exported-program archive");
+
+  for (const auto& name : methods) {
+    std::string model_record = "models/" + name + ".json";
+    std::string weights_config = "data/weights/" + name + "_weights_config.json";
+    std::string constants_config = "data/constants/" + name + "_constants_config.json";
+    if (!find(weights_config) && find("data/weights/" + name + ".pt")) {
+      return error("data/weights/" + name + ".pt",
+                   "weights stored as a torch.save pickle (a PyTorch 2.8 archive); this version of Lathe reads "
+                   "raw-weight archives (PyTorch 2.9+) only");
+    }
+    LATHE_ASSIGN_OR_RETURN(std::string text, read_text(model_record));
+    JsonDecodeOptions jopts;
+    jopts.origin = path_ + ": " + model_record;
+    jopts.max_depth = options_.max_json_depth;
+    LATHE_ASSIGN_OR_RETURN(std::unique_ptr<ExportedProgram> ep, decode_program_json(text, jopts));
+    if (!find(weights_config)) return make_error(path_ + ": missing record '" + weights_config + "'");
+    LATHE_RETURN_IF_ERROR(load_state(name, "data/weights/", weights_config, *ep, false));
+    if (find(constants_config)) {
+      LATHE_RETURN_IF_ERROR(load_state(name, "data/constants/", constants_config, *ep, true));
+    }
+    Method m{name, std::move(ep), {}};
+    if (const ZipEntry* si = find("data/sample_inputs/" + name + ".pt")) {
+      LATHE_ASSIGN_OR_RETURN(m.sample_inputs, zip_.read(*si));
+    }
+    program.methods.push_back(std::move(m));
+  }
+  for (const auto& e : zip_.entries()) {
+    if (!starts_with(e.name, top_ + "extra/")) continue;
+    LATHE_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, zip_.read(e));
+    program.extra.emplace_back(e.name.substr(top_.size() + 6), std::move(bytes));
+  }
+  program.source_format = kFormatPt2Raw;
+  return program;
+}
+
+// Flat archives from torch.export.save in PyTorch 2.2-2.7.
+Result<Program> read_legacy(const ZipReader& zip, const std::string& path, const Pt2ReadOptions& options) {
+  const ZipEntry* ep_entry = zip.find("serialized_exported_program.json");
+  std::string version = "?";
+  if (const ZipEntry* v = zip.find("version")) {
+    LATHE_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, zip.read(*v));
+    version = std::string(reinterpret_cast<const char*>(bytes.data()), std::min<size_t>(bytes.size(), 32));
+  }
+  LATHE_RETURN_IF_ERROR(zip.check_crc(*ep_entry));
+  LATHE_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, zip.read(*ep_entry));
+  std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  JsonDecodeOptions jopts;
+  jopts.origin = path + ": serialized_exported_program.json";
+  jopts.max_depth = options.max_json_depth;
+  // Decoding first gives the most specific error (e.g. a pre-schema-8 file).
+  LATHE_ASSIGN_OR_RETURN(std::unique_ptr<ExportedProgram> ep, decode_program_json(text, jopts));
+  (void)ep;
+  return make_error(path + ": flat torch.export archive (version record '" + version +
+                    "', PyTorch 2.4-2.7) keeps its weights in torch.save pickles (serialized_state_dict.pt); "
+                    "this version of Lathe reads PT2 archives with raw weights (PyTorch 2.9+) only");
+}
+
+}  // namespace
+
+Result<Program> read_pt2(const std::string& path, const Pt2ReadOptions& options) {
+  LATHE_ASSIGN_OR_RETURN(ZipReader zip, ZipReader::open(path, options.zip));
+  if (zip.entries().empty()) return make_error(path + ": the zip archive has no entries");
+  if (zip.find("serialized_exported_program.json")) return read_legacy(zip, path, options);
+  const std::string& first = zip.entries().front().name;
+  size_t slash = first.find('/');
+  if (slash == std::string::npos) {
+    return make_error(path + ": not a .pt2 archive: entry '" + first +
+                      "' is not inside a top-level folder and there is no serialized_exported_program.json");
+  }
+  std::string top = first.substr(0, slash + 1);
+  if (!zip.find(top + "archive_format") && !zip.find(top + "models/model.json")) {
+    bool any_model = false;
+    for (const auto& e : zip.entries()) any_model = any_model || starts_with(e.name, top + "models/");
+    if (!any_model) {
+      return make_error(path + ": not a .pt2 archive: no '" + top + "archive_format' or '" + top +
+                        "models/' records (is it a torch.save or TorchScript file?)");
+    }
+  }
+  ArchiveReader reader(std::move(zip), path, top, options);
+  return reader.read();
+}
+
+}  // namespace lathe
