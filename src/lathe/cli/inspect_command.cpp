@@ -1,0 +1,174 @@
+#include "lathe/cli/inspect_command.h"
+
+#include <nlohmann/json.hpp>
+
+#include <iomanip>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "lathe/ir/printer.h"
+#include "lathe/serde/pt2.h"
+
+namespace lathe::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string value_name(const Argument& a) {
+  std::string name;
+  a.for_each_value([&](Value* v) {
+    if (name.empty()) name = v->name();
+  });
+  return name;
+}
+
+std::map<std::string, int64_t> op_histogram(const Graph& g) {
+  std::map<std::string, int64_t> ops;
+  for (const Node* n : g.nodes()) ops[n->op_name()]++;
+  return ops;
+}
+
+struct WeightSummary {
+  size_t count = 0;
+  uint64_t bytes = 0;
+  std::map<std::string, size_t> dtypes;
+};
+
+WeightSummary weight_summary(const ExportedProgram& ep) {
+  WeightSummary s;
+  // Bytes are counted per distinct storage: aliases share their bytes.
+  std::set<const Storage*> seen;
+  for (const NamedTensors* group : {&ep.parameters, &ep.buffers, &ep.constants}) {
+    for (const auto& [name, t] : *group) {
+      ++s.count;
+      s.dtypes[std::string(dtype_name(t.dtype))]++;
+      if (seen.insert(t.storage.get()).second) s.bytes += t.storage->nbytes();
+    }
+  }
+  return s;
+}
+
+std::string human_bytes(uint64_t b) {
+  std::ostringstream o;
+  if (b < 1024) {
+    o << b << " B";
+  } else if (b < (1 << 20)) {
+    o << std::fixed << std::setprecision(1) << b / 1024.0 << " KiB";
+  } else {
+    o << std::fixed << std::setprecision(1) << b / 1048576.0 << " MiB";
+  }
+  return o.str();
+}
+
+}  // namespace
+
+std::string inspect_text(const Program& program, const std::string& path, const InspectOptions& options) {
+  std::ostringstream o;
+  o << path << ": " << program.source_format << ", " << program.methods.size()
+    << (program.methods.size() == 1 ? " method" : " methods") << "\n";
+  for (const auto& m : program.methods) {
+    const ExportedProgram& ep = *m.program;
+    const Graph& g = ep.graph();
+    o << "\nmethod " << m.name << ": " << g.node_count() << " nodes\n";
+    o << "  inputs:\n";
+    for (size_t i = 0; i < ep.input_specs.size() && i < g.inputs().size(); ++i) {
+      const auto& spec = ep.input_specs[i];
+      o << "    " << std::left << std::setw(12) << input_kind_name(spec.kind) << " " << std::setw(28)
+        << value_name(g.inputs()[i]);
+      std::string type;
+      g.inputs()[i].for_each_value([&](Value* v) { type = format_type(*v); });
+      o << " " << std::setw(16) << type << (spec.target.empty() ? "" : " " + spec.target) << "\n";
+    }
+    o << "  outputs:\n";
+    for (size_t i = 0; i < ep.output_specs.size() && i < g.outputs().size(); ++i) {
+      const auto& spec = ep.output_specs[i];
+      o << "    " << std::left << std::setw(16) << output_kind_name(spec.kind) << " " << std::setw(24)
+        << value_name(g.outputs()[i]) << (spec.target.empty() ? "" : " " + spec.target) << "\n";
+    }
+    o << "  ops:\n";
+    for (const auto& [op, count] : op_histogram(g)) {
+      o << "    " << std::right << std::setw(5) << count << "  " << op << "\n";
+    }
+    WeightSummary w = weight_summary(ep);
+    o << "  weights: " << w.count << " tensors, " << human_bytes(w.bytes);
+    if (!w.dtypes.empty()) {
+      o << " (";
+      bool first = true;
+      for (const auto& [dt, n] : w.dtypes) {
+        o << (first ? "" : ", ") << dt << " x" << n;
+        first = false;
+      }
+      o << ")";
+    }
+    o << "\n";
+    if (options.graph) {
+      std::istringstream body(print_program(ep));
+      o << "  graph:\n";
+      for (std::string line; std::getline(body, line);) o << "    " << line << "\n";
+    }
+  }
+  return o.str();
+}
+
+std::string inspect_json(const Program& program) {
+  Json root = Json::object();
+  root["format"] = program.source_format;
+  Json methods = Json::object();
+  for (const auto& m : program.methods) {
+    const ExportedProgram& ep = *m.program;
+    const Graph& g = ep.graph();
+    Json mj = Json::object();
+    mj["nodes"] = g.node_count();
+    Json ops = Json::object();
+    for (const auto& [op, count] : op_histogram(g)) ops[op] = count;
+    mj["ops"] = std::move(ops);
+    Json inputs = Json::array();
+    for (size_t i = 0; i < ep.input_specs.size() && i < g.inputs().size(); ++i) {
+      const auto& spec = ep.input_specs[i];
+      Json in = Json::object();
+      in["name"] = spec.kind == InputKind::ConstantInput ? spec.target : value_name(g.inputs()[i]);
+      in["kind"] = std::string(input_kind_name(spec.kind));
+      in["target"] = spec.target.empty() || spec.kind == InputKind::ConstantInput ? Json(nullptr) : Json(spec.target);
+      inputs.push_back(std::move(in));
+    }
+    mj["inputs"] = std::move(inputs);
+    Json outputs = Json::array();
+    for (size_t i = 0; i < ep.output_specs.size() && i < g.outputs().size(); ++i) {
+      const auto& spec = ep.output_specs[i];
+      Json out = Json::object();
+      out["name"] = value_name(g.outputs()[i]);
+      out["kind"] = std::string(output_kind_name(spec.kind));
+      out["target"] = spec.target.empty() ? Json(nullptr) : Json(spec.target);
+      outputs.push_back(std::move(out));
+    }
+    mj["outputs"] = std::move(outputs);
+    WeightSummary w = weight_summary(ep);
+    Json weights = Json::object();
+    weights["count"] = w.count;
+    weights["bytes"] = w.bytes;
+    Json dtypes = Json::object();
+    for (const auto& [dt, n] : w.dtypes) dtypes[dt] = n;
+    weights["dtypes"] = std::move(dtypes);
+    mj["weights"] = std::move(weights);
+    methods[m.name] = std::move(mj);
+  }
+  root["methods"] = std::move(methods);
+  return root.dump();
+}
+
+int run_inspect(const std::string& path, const InspectOptions& options, std::ostream& out, std::ostream& err) {
+  auto program = read_pt2(path);
+  if (!program.ok()) {
+    err << "lathe inspect: " << program.error().message() << "\n";
+    return 1;
+  }
+  if (options.json) {
+    out << inspect_json(*program) << "\n";
+  } else {
+    out << inspect_text(*program, path, options);
+  }
+  return 0;
+}
+
+}  // namespace lathe::cli
