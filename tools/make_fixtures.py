@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import sys
+import zipfile
 from collections import OrderedDict
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -21,7 +22,7 @@ sys.path.insert(0, HERE)
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from lathe_fixtures import archive, serialize, trace  # noqa: E402
+from lathe_fixtures import archive, check, serialize, trace  # noqa: E402
 from lathe_fixtures.models import FIXTURES, FIXTURES_BY_NAME, Fixture  # noqa: E402
 
 RTOL = 1e-4
@@ -99,6 +100,7 @@ def build_fixture(fx: Fixture, out: str, profile: serialize.SchemaProfile):
     if os.path.isdir(ref_dir):
         shutil.rmtree(ref_dir)
     written = []
+    expected = OrderedDict()
     for method, make_args in fx.methods.items():
         calls = [make_args(gen, k) for k in range(fx.calls)]
         tm = trace.trace_method(module, fx.attr_of(method), calls[0], prune_unused_state=fx.prune_unused_state)
@@ -111,6 +113,7 @@ def build_fixture(fx: Fixture, out: str, profile: serialize.SchemaProfile):
             sample_inputs=archive.sample_inputs_bytes(calls[0]),
         )
         written += write_reference(ref_dir, method, calls, eager)
+        expected[method] = OrderedDict(list(tm.state_dict.items()) + list(tm.constants.items()))
         manifest["methods"][method] = OrderedDict(
             [
                 ("ops", tm.op_histogram()),
@@ -124,10 +127,14 @@ def build_fixture(fx: Fixture, out: str, profile: serialize.SchemaProfile):
             ]
         )
     path = os.path.join(out, fx.name + ".pt2")
-    records = archive.write_pt2(path, payloads)
+    archive.write_pt2(path, payloads)
+    # Read the archive back and execute it from its JSON (independent of
+    # the tracer) against the eager reference files just written.
+    check.check_archive(path, ref_dir, expected)
     with open(path, "rb") as f:
         manifest["sha256"] = hashlib.sha256(f.read()).hexdigest()
-    manifest["records"] = records
+    with zipfile.ZipFile(path) as zf:
+        manifest["records"] = [n.split("/", 1)[1] for n in zf.namelist()]
     return path, written, manifest
 
 
@@ -137,6 +144,7 @@ def main(argv=None) -> int:
     ap.add_argument("--only", default="", help="comma-separated fixture names (default: all)")
     ap.add_argument("--format", default="2.9", choices=sorted(serialize.PROFILES), help="archive generation to write")
     ap.add_argument("--list", action="store_true", help="list the fixtures and exit")
+    ap.add_argument("--check", action="store_true", help="only re-check existing archives against their .ref files")
     args = ap.parse_args(argv)
 
     if args.list:
@@ -148,6 +156,12 @@ def main(argv=None) -> int:
     unknown = [n for n in names if n not in FIXTURES_BY_NAME]
     if unknown:
         ap.error("unknown fixture(s): %s (known: %s)" % (", ".join(unknown), ", ".join(FIXTURES_BY_NAME)))
+    if args.check:
+        for name in names:
+            path = os.path.join(args.out, name + ".pt2")
+            res = check.check_archive(path, os.path.join(args.out, name + ".ref"))
+            print("%s ok: %s" % (path, ", ".join("%s x%d" % kv for kv in res.items())))
+        return 0
     profile = serialize.PROFILES[args.format]
     torch.use_deterministic_algorithms(True)
     torch.set_num_threads(1)

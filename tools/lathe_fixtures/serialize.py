@@ -80,7 +80,10 @@ class SerializeError(RuntimeError):
     pass
 
 
-def tensor_meta(t: torch.Tensor, requires_grad: Optional[bool] = None) -> "OrderedDict":
+def tensor_meta(t: torch.Tensor, storage_offset: Optional[int] = None) -> "OrderedDict":
+    """TensorMeta of ``t``. ``storage_offset`` overrides the tensor's own
+    (graph values use 0, as PyTorch's serialize_tensor_meta does; weight
+    payloads keep the real offset so views into a shared file rebuild)."""
     if t.dtype not in SCALAR_TYPE:
         raise SerializeError("unsupported dtype %s" % t.dtype)
     if t.layout not in LAYOUT:
@@ -89,10 +92,10 @@ def tensor_meta(t: torch.Tensor, requires_grad: Optional[bool] = None) -> "Order
         [
             ("dtype", SCALAR_TYPE[t.dtype]),
             ("sizes", [O([("as_int", int(s))]) for s in t.shape]),
-            ("requires_grad", bool(t.requires_grad if requires_grad is None else requires_grad)),
+            ("requires_grad", bool(t.requires_grad)),
             ("device", O([("type", t.device.type), ("index", t.device.index)])),
             ("strides", [O([("as_int", int(s))]) for s in t.stride()]),
-            ("storage_offset", O([("as_int", int(t.storage_offset()))])),
+            ("storage_offset", O([("as_int", int(t.storage_offset() if storage_offset is None else storage_offset))])),
             ("layout", LAYOUT[t.layout]),
         ]
     )
@@ -125,7 +128,7 @@ class GraphSerializer:
             raise SerializeError("value %s is not a tensor (%r)" % (name, type(val)))
         if name in self.tensor_values:
             raise SerializeError("value %s defined twice" % name)
-        self.tensor_values[name] = tensor_meta(val)
+        self.tensor_values[name] = tensor_meta(val, storage_offset=0)
 
     # -- arguments -------------------------------------------------------------
     def argument(self, a, arg_type=None) -> "OrderedDict":
