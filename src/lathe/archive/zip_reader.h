@@ -1,0 +1,97 @@
+// Reading zip archives (.pt2 files, torch.save zips nested inside them).
+//
+// A small STORED-first reader: the whole archive is a memory region (usually a
+// memory-mapped file), the central directory is parsed and validated once in
+// open(), and STORED entries are then handed out as zero-copy views into that
+// region. That is what lets weights of any size be used in place. DEFLATE
+// entries (written by Python's zipfile, not by PyTorch) are inflated into a
+// copy with zlib. General-purpose zip libraries expose neither data offsets
+// nor alignment, hence this implementation.
+//
+// Everything in the file is untrusted: open() checks every offset and size
+// against the bytes actually present before using it, and every error names
+// the archive, the entry and what is wrong.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lathe/core/result.h"
+#include "lathe/core/tensor.h"
+
+namespace lathe {
+
+struct ZipLimits {
+  // Upper bound on central-directory entries, whatever the file claims.
+  uint64_t max_entries = 1'000'000;
+  // Upper bound on one entry's inflated size in read() (DEFLATE only; STORED
+  // entries are bounded by the file itself).
+  uint64_t max_inflated_bytes = 4ull << 30;
+};
+
+struct ZipEntry {
+  std::string name;
+  uint64_t local_header_offset = 0;
+  // Where the entry's (possibly compressed) bytes start, computed from the
+  // local header's own name and extra-field lengths.
+  uint64_t data_offset = 0;
+  uint64_t compressed_size = 0;
+  uint64_t size = 0;    // uncompressed
+  uint16_t method = 0;  // 0 STORED, 8 DEFLATE
+  uint32_t crc32 = 0;
+};
+
+class ZipReader {
+ public:
+  // Memory-maps the file at `path`; errors and display_name() use the path.
+  static Result<ZipReader> open(const std::string& path, ZipLimits limits = {});
+  // A zip held in memory someone else owns (e.g. a torch.save zip nested in a
+  // record). `keepalive` keeps [data, data + size) valid for as long as this
+  // reader or any storage it hands out lives. `display_name` prefixes errors,
+  // e.g. "model.pt2:data/weights/model.pt".
+  static Result<ZipReader> open_memory(std::shared_ptr<const void> keepalive, const std::byte* data,
+                                       size_t size, std::string display_name,
+                                       ZipLimits limits = {});
+
+  const std::string& display_name() const { return display_name_; }
+  // Entries in central-directory order.
+  const std::vector<ZipEntry>& entries() const { return entries_; }
+  // The entry named exactly `name`, or nullptr.
+  const ZipEntry* find(std::string_view name) const;
+
+  // Zero-copy view of a STORED entry's bytes; valid while this reader lives.
+  Result<std::span<const std::byte>> view(const ZipEntry& e) const;
+  // The same bytes as a Storage that keeps the underlying memory alive on its
+  // own (outliving this reader).
+  Result<std::shared_ptr<Storage>> view_storage(const ZipEntry& e) const;
+  // A copy of the entry's uncompressed bytes; DEFLATE entries are inflated,
+  // bounded by both the declared size and limits.max_inflated_bytes.
+  Result<std::vector<std::byte>> read(const ZipEntry& e) const;
+  // Recomputes the CRC-32 of the uncompressed bytes and compares it with the
+  // central directory's.
+  Status check_crc(const ZipEntry& e) const;
+
+ private:
+  ZipReader() = default;
+  Status parse();
+  Error entry_error(const ZipEntry& e, const std::string& what) const;
+  // The entry's raw bytes, re-checked against the region so that a ZipEntry
+  // not obtained from this reader cannot read out of bounds.
+  Result<std::span<const std::byte>> raw(const ZipEntry& e) const;
+
+  std::shared_ptr<const void> keepalive_;
+  const std::byte* data_ = nullptr;
+  size_t size_ = 0;
+  std::string display_name_;
+  ZipLimits limits_;
+  std::vector<ZipEntry> entries_;
+  // Indices into entries_, sorted by name, for find() and duplicate checks.
+  std::vector<size_t> by_name_;
+};
+
+}  // namespace lathe

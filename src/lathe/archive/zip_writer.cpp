@@ -1,0 +1,209 @@
+#include "lathe/archive/zip_writer.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+
+#include "lathe/archive/zip_format.h"
+
+namespace lathe {
+
+using namespace zip_detail;
+
+namespace {
+
+// Version needed to extract: 2.0 for plain STORED entries, 4.5 once zip64
+// fields are involved. (PyTorch's miniz writes 0 for STORED entries, which
+// readers ignore; 2.0 is the value APPNOTE asks for.)
+constexpr uint16_t kVersionDefault = 20;
+constexpr uint16_t kVersionZip64 = 45;
+// The zip64 end record says "made by Unix, spec 3.0", exactly as miniz does;
+// central entries leave "made by" 0, as miniz does.
+constexpr uint16_t kZip64MadeBy = 0x031E;
+constexpr uint16_t kCentralMadeBy = 0;
+
+std::span<const std::byte> as_bytes(const std::vector<std::byte>& v) {
+  return {v.data(), v.size()};
+}
+
+}  // namespace
+
+ZipWriter::ZipWriter(FileSink& sink) : sink_(sink), start_(sink.position()) {}
+
+Status ZipWriter::fail(const std::string& what) {
+  failed_ = true;
+  return make_error("zip writer: " + what);
+}
+
+Status ZipWriter::add(std::string_view name, const std::string& text) {
+  return add(name, std::span<const std::byte>(reinterpret_cast<const std::byte*>(text.data()),
+                                              text.size()));
+}
+
+Status ZipWriter::add(std::string_view name, std::span<const std::byte> data) {
+  const std::string quoted = zip_detail::quoted(name);
+  if (finished_) return make_error("zip writer: cannot add entry " + quoted + " after finish()");
+  if (failed_)
+    return make_error("zip writer: cannot add entry " + quoted + " after an earlier write failed");
+  // Refused names are caught before anything is written, so the archive is
+  // still usable afterwards.
+  if (auto problem = name_problem(name))
+    return make_error("zip writer: entry " + quoted + ": " + *problem);
+  if (!names_.insert(std::string(name)).second) {
+    return make_error("zip writer: duplicate entry name " + quoted);
+  }
+
+  const uint64_t offset = sink_.position() - start_;
+  const uint64_t size = data.size();
+  const bool big_size = size >= kMax32;
+  const bool big_offset = offset >= kMax32;
+  const bool zip64 = big_size || big_offset;
+  const uint16_t version = zip64 ? kVersionZip64 : kVersionDefault;
+  const auto name_len = static_cast<uint16_t>(name.size());
+  const uint32_t crc =
+      static_cast<uint32_t>(crc32_z(0, reinterpret_cast<const Bytef*>(data.data()), data.size()));
+  // Like miniz (mz_zip_writer_add_mem_ex_v2), an empty entry gets no data
+  // descriptor and so no 0x0008 flag: its zero CRC and sizes in the local
+  // header are already the real ones.
+  const bool descriptor_follows = size > 0;
+  const uint16_t flags = descriptor_follows ? (kFlagDataDescriptor | kFlagUtf8) : kFlagUtf8;
+
+  // Local zip64 extra field: present exactly when miniz writes one (and
+  // PyTorch's padding computation accounts for it), with miniz's contents:
+  // the uncompressed size, a compressed size of 0 (not known yet when miniz
+  // writes the header) and the header offset.
+  const uint16_t zip64_local_len =
+      zip64 ? static_cast<uint16_t>(4 + (big_size ? 16 : 0) + (big_offset ? 8 : 0)) : 0;
+  // Padding so the data begins at a multiple of 64: the 'F','B' field
+  // (4-byte header + payload) is always present, payload 0..63 bytes, as in
+  // PyTorch's getPadding().
+  const uint64_t unpadded = offset + kLocalHeaderSize + name_len + zip64_local_len + 4;
+  const uint16_t pad = static_cast<uint16_t>((kAlignment - unpadded % kAlignment) % kAlignment);
+  const uint16_t extra_len = static_cast<uint16_t>(zip64_local_len + 4 + pad);
+
+  std::vector<std::byte> head;
+  head.reserve(kLocalHeaderSize + name_len + extra_len);
+  put32(head, kLocalHeaderSig);
+  put16(head, version);
+  put16(head, flags);
+  put16(head, kMethodStored);
+  put16(head, 0);  // time
+  put16(head, 0);  // date
+  put32(head, 0);  // crc (in the data descriptor)
+  put32(head, 0);  // compressed size
+  put32(head, 0);  // uncompressed size
+  put16(head, name_len);
+  put16(head, extra_len);
+  for (char c : name) head.push_back(static_cast<std::byte>(c));
+  if (zip64) {
+    put16(head, kZip64ExtraId);
+    put16(head, static_cast<uint16_t>(zip64_local_len - 4));
+    if (big_size) {
+      put64(head, size);
+      put64(head, 0);
+    }
+    if (big_offset) put64(head, offset);
+  }
+  put16(head, kPaddingExtraId);
+  put16(head, pad);
+  head.insert(head.end(), pad, std::byte{'Z'});
+
+  // Data descriptor: 8-byte sizes exactly when the local header has a zip64
+  // extra field (APPNOTE 4.3.9.1).
+  std::vector<std::byte> descriptor;
+  if (descriptor_follows) {
+    put32(descriptor, kDataDescriptorSig);
+    put32(descriptor, crc);
+    if (zip64) {
+      put64(descriptor, size);
+      put64(descriptor, size);
+    } else {
+      put32(descriptor, static_cast<uint32_t>(size));
+      put32(descriptor, static_cast<uint32_t>(size));
+    }
+  }
+
+  for (std::span<const std::byte> part : {as_bytes(head), data, as_bytes(descriptor)}) {
+    Status s = sink_.write(part);
+    if (!s.ok()) return fail("entry " + quoted + ": " + s.error().message());
+  }
+
+  // Central directory entry, kept until finish().
+  const uint16_t zip64_central_len =
+      zip64 ? static_cast<uint16_t>(4 + (big_size ? 16 : 0) + (big_offset ? 8 : 0)) : 0;
+  put32(central_, kCentralHeaderSig);
+  put16(central_, kCentralMadeBy);
+  put16(central_, version);  // needed
+  put16(central_, flags);
+  put16(central_, kMethodStored);
+  put16(central_, 0);
+  put16(central_, 0);
+  put32(central_, crc);
+  put32(central_, static_cast<uint32_t>(std::min<uint64_t>(size, kMax32)));
+  put32(central_, static_cast<uint32_t>(std::min<uint64_t>(size, kMax32)));
+  put16(central_, name_len);
+  put16(central_, zip64_central_len);
+  put16(central_, 0);  // comment
+  put16(central_, 0);  // disk
+  put16(central_, 0);  // internal attributes
+  put32(central_, 0);  // external attributes
+  put32(central_, static_cast<uint32_t>(std::min<uint64_t>(offset, kMax32)));
+  for (char c : name) central_.push_back(static_cast<std::byte>(c));
+  if (zip64) {
+    put16(central_, kZip64ExtraId);
+    put16(central_, static_cast<uint16_t>(zip64_central_len - 4));
+    if (big_size) {
+      put64(central_, size);
+      put64(central_, size);
+    }
+    if (big_offset) put64(central_, offset);
+  }
+  ++count_;
+  return Status::Ok();
+}
+
+Status ZipWriter::finish() {
+  if (finished_) return make_error("zip writer: finish() called twice");
+  if (failed_) return make_error("zip writer: cannot finish after an earlier write failed");
+  const uint64_t cd_offset = sink_.position() - start_;
+  const uint64_t cd_size = central_.size();
+  Status s = sink_.write(as_bytes(central_));
+  if (!s.ok()) return fail("central directory: " + s.error().message());
+  const uint64_t zip64_record = sink_.position() - start_;
+
+  std::vector<std::byte> tail;
+  put32(tail, kZip64EocdSig);
+  put64(tail, kZip64EocdSize - 12);  // record size, excluding signature and this field
+  put16(tail, kZip64MadeBy);
+  put16(tail, kVersionZip64);
+  put32(tail, 0);  // this disk
+  put32(tail, 0);  // disk with the central directory
+  put64(tail, count_);
+  put64(tail, count_);
+  put64(tail, cd_size);
+  put64(tail, cd_offset);
+
+  put32(tail, kZip64LocatorSig);
+  put32(tail, 0);  // disk with the zip64 record
+  put64(tail, zip64_record);
+  put32(tail, 1);  // total disks
+
+  put32(tail, kEocdSig);
+  put16(tail, 0);
+  put16(tail, 0);
+  put16(tail, static_cast<uint16_t>(std::min<uint64_t>(count_, kMax16)));
+  put16(tail, static_cast<uint16_t>(std::min<uint64_t>(count_, kMax16)));
+  put32(tail, static_cast<uint32_t>(std::min<uint64_t>(cd_size, kMax32)));
+  put32(tail, static_cast<uint32_t>(std::min<uint64_t>(cd_offset, kMax32)));
+  put16(tail, 0);  // comment length
+  s = sink_.write(as_bytes(tail));
+  if (!s.ok()) return fail("end of central directory: " + s.error().message());
+
+  finished_ = true;
+  central_.clear();
+  central_.shrink_to_fit();
+  names_.clear();
+  return Status::Ok();
+}
+
+}  // namespace lathe

@@ -1,0 +1,77 @@
+// Writing zip archives in the layout PyTorch's own writer (miniz, driven by
+// caffe2/serialize/inline_container.cc) produces, so that PyTorch loads what
+// Lathe writes and weights stay mmap-able:
+//   - every entry STORED, general flags 0x0808 (data descriptor + UTF-8),
+//     DOS time/date 0 so identical input gives byte-identical output;
+//   - the local header has zero CRC/sizes and an extra field 'F','B' padded
+//     with 'Z' bytes so the data starts at a multiple of 64 bytes;
+//   - a data descriptor (CRC, sizes) follows the data. Empty entries, as in
+//     miniz, have flags 0x0800 and no descriptor (their zeros are exact);
+//   - the central directory carries the real CRC and sizes, with a zip64
+//     extra field for any size or offset >= 0xFFFFFFFF;
+//   - the zip64 end-of-central-directory record and locator are always
+//     written, followed by the classic record (saturated where needed).
+// Offsets and alignment are relative to the sink position at construction,
+// which is the file start for write_file_atomically.
+//
+// Streaming: each entry is written to the sink as it is added; only the
+// central directory is kept in memory.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include "lathe/core/atomic_file.h"
+#include "lathe/core/result.h"
+
+namespace lathe {
+
+class ZipWriter {
+ public:
+  explicit ZipWriter(FileSink& sink);
+
+  // Adds a STORED entry whose data starts at a 64-byte-aligned offset.
+  // Names must be relative, '/'-separated, without '..' components,
+  // backslashes or NUL bytes, and unique.
+  Status add(std::string_view name, std::span<const std::byte> data);
+  Status add(std::string_view name, const std::string& text);
+  // Writes the central directory and end records. No add() afterwards.
+  Status finish();
+
+  uint64_t entry_count() const { return count_; }
+
+ private:
+  Status fail(const std::string& what);
+
+  FileSink& sink_;
+  uint64_t start_;
+  uint64_t count_ = 0;
+  std::vector<std::byte> central_;
+  std::unordered_set<std::string> names_;
+  bool finished_ = false;
+  bool failed_ = false;
+};
+
+// A FileSink that collects bytes in memory, e.g. for a zip that becomes a
+// record of another archive (torch.save payloads) or for tests.
+class MemorySink : public FileSink {
+ public:
+  using FileSink::write;
+  Status write(std::span<const std::byte> bytes) override {
+    bytes_.insert(bytes_.end(), bytes.begin(), bytes.end());
+    return Status::Ok();
+  }
+  uint64_t position() const override { return bytes_.size(); }
+  const std::vector<std::byte>& bytes() const { return bytes_; }
+  std::vector<std::byte> take() { return std::move(bytes_); }
+
+ private:
+  std::vector<std::byte> bytes_;
+};
+
+}  // namespace lathe
