@@ -1,5 +1,7 @@
 #include "lathe/archive/zip_reader.h"
 
+#include <fcntl.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -53,9 +55,31 @@ struct Zip64Needs {
 
 Result<ZipReader> ZipReader::open(const std::string& path, ZipLimits limits) {
   LATHE_ASSIGN_OR_RETURN(std::shared_ptr<const MappedFile> file, MappedFile::open(path));
-  const std::byte* data = file->data();
-  size_t size = file->size();
-  return open_memory(std::move(file), data, size, path, limits);
+  ZipReader r;
+  r.data_ = file->data();
+  r.size_ = r.data_ == nullptr ? 0 : file->size();
+  r.keepalive_ = std::move(file);
+  r.display_name_ = path;
+  r.limits_ = limits;
+  r.fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  Status parsed = r.parse();
+  if (r.fd_ >= 0) ::close(r.fd_);
+  r.fd_ = -1;
+  if (!parsed.ok()) return parsed.error();
+  return r;
+}
+
+void ZipReader::read_at(uint64_t offset, size_t n, std::byte* out) const {
+  if (fd_ >= 0) {
+    size_t done = 0;
+    while (done < n) {
+      ssize_t got = ::pread(fd_, out + done, n - done, static_cast<off_t>(offset + done));
+      if (got <= 0) break;
+      done += static_cast<size_t>(got);
+    }
+    if (done == n) return;
+  }
+  std::memcpy(out, data_ + offset, n);  // memory zips, or pread failed
 }
 
 Result<ZipReader> ZipReader::open_memory(std::shared_ptr<const void> keepalive,
@@ -250,7 +274,9 @@ Status ZipReader::parse() {
       return entry_error(e, "local header at offset " + num(lho) +
                                 " extends past the end of the file (" + num(size_) + " bytes)");
     }
-    const std::byte* lh = data_ + lho;
+    std::byte lh_fixed[kLocalHeaderSize];
+    read_at(lho, kLocalHeaderSize, lh_fixed);
+    const std::byte* lh = lh_fixed;
     if (load32(lh) != kLocalHeaderSig) {
       return entry_error(e, "local header at offset " + num(lho) + " has signature " +
                                 hex32(load32(lh)) + " (expected " + hex32(kLocalHeaderSig) + ")");
@@ -262,8 +288,8 @@ Status ZipReader::parse() {
                                 " has a name and extra field that run past the end of the file (" +
                                 num(size_) + " bytes)");
     }
-    std::string_view local_name(reinterpret_cast<const char*>(lh + kLocalHeaderSize),
-                                local_name_len);
+    std::string local_name(local_name_len, '\0');
+    read_at(lho + kLocalHeaderSize, local_name_len, reinterpret_cast<std::byte*>(local_name.data()));
     if (local_name != e.name) {
       return entry_error(
           e, "local header at offset " + num(lho) + " names " + quoted(local_name) + " instead");

@@ -79,12 +79,17 @@ class ZipReader {
  private:
   ZipReader() = default;
   Status parse();
+  // Copies [offset, offset + n) into `out`. For a file it uses pread rather
+  // than the mapping: touching one local header per entry through the map
+  // would fault in (and count in RSS) the weight pages around every header.
+  void read_at(uint64_t offset, size_t n, std::byte* out) const;
   Error entry_error(const ZipEntry& e, const std::string& what) const;
   // The entry's raw bytes, re-checked against the region so that a ZipEntry
   // not obtained from this reader cannot read out of bounds.
   Result<std::span<const std::byte>> raw(const ZipEntry& e) const;
 
   std::shared_ptr<const void> keepalive_;
+  int fd_ = -1;  // the file, while parse() runs (open() only)
   const std::byte* data_ = nullptr;
   size_t size_ = 0;
   std::string display_name_;

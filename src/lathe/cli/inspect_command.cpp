@@ -1,8 +1,11 @@
 #include "lathe/cli/inspect_command.h"
 
+#include "lathe/cli/commands.h"
+
 #include <nlohmann/json.hpp>
 
 #include <iomanip>
+#include <iostream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -155,6 +158,19 @@ std::string inspect_json(const Program& program) {
   }
   root["methods"] = std::move(methods);
   return root.dump();
+}
+
+Command add_inspect_command(CLI::App& app) {
+  struct State {
+    std::string path;
+    InspectOptions options;
+  };
+  auto state = std::make_shared<State>();
+  auto* cmd = app.add_subcommand("inspect", "Show methods, signature, op histogram and weights of a .pt2");
+  cmd->add_option("file", state->path, "The .pt2 archive")->required();
+  cmd->add_flag("--json", state->options.json, "One JSON object on stdout");
+  cmd->add_flag("--graph", state->options.graph, "Also print each method's graph");
+  return Command{cmd, [state] { return run_inspect(state->path, state->options, std::cout, std::cerr); }};
 }
 
 int run_inspect(const std::string& path, const InspectOptions& options, std::ostream& out, std::ostream& err) {

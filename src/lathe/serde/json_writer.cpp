@@ -62,6 +62,12 @@ Json tensor_meta_json(const TensorMeta& m) {
   return j;
 }
 
+void append_member(Json& object, const std::string& key, Json value) {
+  auto& members = object.get_ref<Json::object_t&>();
+  using Base = std::vector<std::pair<const std::string, Json>>;
+  static_cast<Base&>(members).emplace_back(key, std::move(value));
+}
+
 std::string dump(const Json& j) {
   // Compact form: the records are machine-read, and compact output keeps
   // graph JSON for large programs small. ensure_ascii off: UTF-8 as is.

@@ -20,6 +20,10 @@ Json sym_int_json(const SymDim& d);
 Json device_json(const Device& d);
 Json tensor_meta_json(const TensorMeta& m);
 Json union_json(const char* key, Json value);
+// Appends a member without looking the key up. nlohmann's ordered_map finds
+// keys by linear search, so `obj[key] = v` is quadratic on large tables
+// (tensor_values of a 100k-node graph); callers guarantee unique keys.
+void append_member(Json& object, const std::string& key, Json value);
 // Text with the same separators as Python's json.dumps defaults.
 std::string dump(const Json& j);
 

@@ -43,7 +43,7 @@ std::string encode_payload_config(const PayloadConfig& config) {
     j["is_param"] = m.is_param;
     j["use_pickle"] = m.use_pickle;
     j["tensor_meta"] = m.tensor_meta ? json::tensor_meta_json(*m.tensor_meta) : json::Json(nullptr);
-    entries[fqn] = std::move(j);
+    json::append_member(entries, fqn, std::move(j));
   }
   json::Json root = json::Json::object();
   root["config"] = std::move(entries);

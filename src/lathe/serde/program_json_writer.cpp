@@ -138,10 +138,10 @@ void record_value(const Value* v, Json& tensor_values, Json& sym_int_values, Jso
                   Json& sym_float_values, Json& custom_obj_values) {
   switch (v->kind()) {
     case ValueKind::Tensor:
-      if (v->meta()) tensor_values[v->name()] = json::tensor_meta_json(*v->meta());
+      if (v->meta()) json::append_member(tensor_values, v->name(), json::tensor_meta_json(*v->meta()));
       break;
     case ValueKind::SymInt:
-      if (v->sym() && v->sym()->index() == 0) sym_int_values[v->name()] = json::sym_int_json(std::get<0>(*v->sym()));
+      if (v->sym() && v->sym()->index() == 0) json::append_member(sym_int_values, v->name(), json::sym_int_json(std::get<0>(*v->sym())));
       break;
     case ValueKind::SymBool:
       if (v->sym() && v->sym()->index() == 1) {
@@ -162,7 +162,7 @@ void record_value(const Value* v, Json& tensor_values, Json& sym_int_values, Jso
       Json j = Json::object();
       j["name"] = v->name();
       j["class_fqn"] = v->class_fqn();
-      custom_obj_values[v->name()] = std::move(j);
+      json::append_member(custom_obj_values, v->name(), std::move(j));
       break;
     }
     case ValueKind::Token: break;

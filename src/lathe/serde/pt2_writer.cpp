@@ -64,7 +64,8 @@ class ArchiveWriter {
   std::unordered_map<std::pair<const Storage*, std::string>, std::string, KeyHash> written_;
 };
 
-Status write_method(ArchiveWriter& w, const Method& method) {
+// Returns the method's program JSON (hashed into the serialization id).
+Result<std::string> write_method(ArchiveWriter& w, const Method& method) {
   const ExportedProgram& ep = *method.program;
   PayloadConfig weights;
   auto add_state = [&](const NamedTensors& tensors, bool is_param) -> Status {
@@ -90,22 +91,22 @@ Status write_method(ArchiveWriter& w, const Method& method) {
   }
   LATHE_RETURN_IF_ERROR(
       w.add("data/constants/" + method.name + "_constants_config.json", encode_payload_config(constants)));
-  LATHE_RETURN_IF_ERROR(w.add("models/" + method.name + ".json", encode_program_json(ep)));
+  std::string program_json = encode_program_json(ep);
+  LATHE_RETURN_IF_ERROR(w.add("models/" + method.name + ".json", program_json));
   LATHE_RETURN_IF_ERROR(w.add("data/sample_inputs/" + method.name + ".pt", method.sample_inputs));
-  return Status::Ok();
+  return program_json;
 }
 
 // A stable identifier derived from the archive's content (PyTorch writes a
 // random-looking id; a content hash keeps Lathe's output reproducible).
-std::string serialization_id(const Program& program) {
-  uint64_t h = 1469598103934665603ull;
-  auto mix = [&](std::string_view s) {
+struct ContentHash {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  void mix(std::string_view s) {
     for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-  };
-  for (const auto& m : program.methods) {
-    mix(m.name);
-    mix(encode_program_json(*m.program));
   }
+};
+
+std::string serialization_id(uint64_t h) {
   std::string digits = std::to_string(h);
   return std::string(20 - std::min<size_t>(20, digits.size()), '0') + digits;
 }
@@ -124,12 +125,17 @@ Status write_pt2(const Program& program, const std::string& path, const Pt2Write
     ZipWriter zip(sink);
     ArchiveWriter w(zip, top);
     LATHE_RETURN_IF_ERROR(w.add("byteorder", std::string("little")));
-    for (const auto& m : program.methods) LATHE_RETURN_IF_ERROR(write_method(w, m));
+    ContentHash hash;
+    for (const auto& m : program.methods) {
+      LATHE_ASSIGN_OR_RETURN(std::string program_json, write_method(w, m));
+      hash.mix(m.name);
+      hash.mix(program_json);
+    }
     for (const auto& [key, bytes] : program.extra) LATHE_RETURN_IF_ERROR(w.add("extra/" + key, bytes));
     LATHE_RETURN_IF_ERROR(w.add("archive_format", std::string("pt2")));
     LATHE_RETURN_IF_ERROR(w.add("archive_version", std::string("0")));
     LATHE_RETURN_IF_ERROR(w.add(".data/version", std::string("6\n")));
-    LATHE_RETURN_IF_ERROR(w.add(".data/serialization_id", serialization_id(program)));
+    LATHE_RETURN_IF_ERROR(w.add(".data/serialization_id", serialization_id(hash.h)));
     return zip.finish();
   });
   if (!s.ok()) return s.error().message().rfind(path, 0) == 0 ? s : Status(s.error().context(path));
