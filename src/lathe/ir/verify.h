@@ -1,0 +1,40 @@
+// verify(): the structural invariants every pass must preserve.
+//
+// Run after loading, after every pass (tests and --verify) and before
+// writing. Each failure is one Error whose message names the method, the
+// spec or node (index and value names) and the rule that broke, e.g.
+//   method 'forward': output spec 1 (buffer_mutation 'bn.running_mean', %add):
+//     mutation outputs must come before user outputs (output spec 0 is user_output)
+// The checker never dereferences a Value it has not found in the graph, so a
+// dangling pointer left by a buggy rewrite is reported, not followed.
+#pragma once
+
+#include <string>
+
+#include "lathe/core/result.h"
+#include "lathe/ir/exported_program.h"
+#include "lathe/ir/graph.h"
+#include "lathe/ir/program.h"
+
+namespace lathe {
+
+// One method: signature ↔ graph alignment, input order, state, mutation
+// outputs, then the graph (and its subgraphs) as verify_graph() checks it.
+Status verify(const ExportedProgram& ep, const std::string& method_name);
+// Every method (at least one; names unique).
+Status verify(const Program& program);
+// A graph on its own (no signature): definition before use, membership,
+// use-list consistency, metadata, unique names; subgraphs recursively.
+// `where` prefixes messages ("method 'forward'", "pattern", ...).
+Status verify_graph(const Graph& graph, const std::string& where);
+
+// The order torch.export lays inputs out in: tokens, parameters, buffers,
+// tensor constants and custom objects, then user inputs (and constant
+// inputs, which are user inputs that were literals). Inputs must be sorted
+// by this key; the Rewriter and GraphBuilder insert by it.
+int input_kind_order(InputKind kind);
+// Outputs: tokens, then mutations (buffer/parameter/user input), then user
+// and loss outputs, then gradients (joint graphs).
+int output_kind_order(OutputKind kind);
+
+}  // namespace lathe
