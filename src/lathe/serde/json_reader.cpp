@@ -3,189 +3,247 @@
 #include <cmath>
 #include <limits>
 
+#include <nlohmann/json.hpp>
+
 namespace lathe::json {
 
-namespace dom = simdjson::dom;
-
-Result<Element> parse(dom::parser& parser, std::string_view text, const std::string& origin) {
-  // simdjson reads up to SIMDJSON_PADDING bytes past the end; the record may
-  // sit at the end of a mapping, so parse a padded copy.
-  simdjson::padded_string padded(text);
-  dom::element doc;
-  auto err = parser.parse(padded).get(doc);
-  if (err) return make_error(origin + ": invalid JSON: " + simdjson::error_message(err));
-  return doc;
-}
-
-Result<dom::object> Reader::object(Element e, const JsonPath& p) const {
-  dom::object o;
-  if (e.get_object().get(o)) return error(p, "expected an object");
-  return o;
-}
-
-Result<dom::array> Reader::array(Element e, const JsonPath& p) const {
-  dom::array a;
-  if (e.get_array().get(a)) return error(p, "expected an array");
-  return a;
-}
-
-Result<Element> Reader::field(Element obj, std::string_view key, const JsonPath& p) const {
-  dom::object o;
-  if (obj.get_object().get(o)) return error(p, "expected an object");
-  Element v;
-  if (o.at_key(key).get(v)) return error(p, "missing field '" + std::string(key) + "'");
-  return v;
-}
-
-std::optional<Element> Reader::optional_field(Element obj, std::string_view key) const {
-  Element v;
-  if (obj.at_key(key).get(v) || v.is_null()) return std::nullopt;
-  return v;
-}
-
-Result<int64_t> Reader::int64(Element e, const JsonPath& p) const {
-  int64_t v;
-  if (!e.get_int64().get(v)) return v;
-  // Python writes integral floats only by mistake; accept exact ones.
-  double d;
-  if (!e.get_double().get(d) && std::floor(d) == d && std::fabs(d) < 9.2e18) return static_cast<int64_t>(d);
-  return error(p, "expected an integer");
-}
-
-Result<double> Reader::float64(Element e, const JsonPath& p) const {
-  double d;
-  if (!e.get_double().get(d)) return d;
-  std::string_view s;
-  if (!e.get_string().get(s)) {
-    if (s == "Infinity" || s == "inf") return std::numeric_limits<double>::infinity();
-    if (s == "-Infinity" || s == "-inf") return -std::numeric_limits<double>::infinity();
-    if (s == "NaN" || s == "nan") return std::numeric_limits<double>::quiet_NaN();
-  }
-  return error(p, "expected a number");
-}
-
-Result<bool> Reader::boolean(Element e, const JsonPath& p) const {
-  bool b;
-  if (!e.get_bool().get(b)) return b;
-  return error(p, "expected a boolean");
-}
-
-Result<std::string_view> Reader::string(Element e, const JsonPath& p) const {
-  std::string_view s;
-  if (!e.get_string().get(s)) return s;
-  return error(p, "expected a string");
-}
-
-Result<std::pair<std::string_view, Element>> Reader::union_member(Element e, const JsonPath& p) const {
-  dom::object o;
-  if (e.get_object().get(o)) return error(p, "expected a union (an object with one member)");
-  if (o.size() == 1) {
-    auto kv = *o.begin();
-    return std::make_pair(kv.key, kv.value);
-  }
-  std::optional<std::pair<std::string_view, Element>> active;
-  for (auto kv : o) {
-    if (kv.value.is_null()) continue;
-    if (active) {
-      return error(p, "union has several members set ('" + std::string(active->first) + "' and '" +
-                          std::string(kv.key) + "')");
-    }
-    active = std::make_pair(kv.key, kv.value);
-  }
-  if (!active) return error(p, "union has no member set");
-  return *active;
-}
-
-Result<SymExpr> Reader::sym_expr(Element e, const JsonPath& p) const {
-  SymExpr out;
-  LATHE_ASSIGN_OR_RETURN(Element es, field(e, "expr_str", p));
-  LATHE_ASSIGN_OR_RETURN(std::string_view s, string(es, p.field("expr_str")));
-  out.expr = std::string(s);
-  if (auto hint = optional_field(e, "hint")) {
-    JsonPath hp = p.field("hint");
-    int64_t i;
-    if (!hint->get_int64().get(i)) {  // older files: a bare integer hint
-      out.hint = i;
-    } else {
-      LATHE_ASSIGN_OR_RETURN(auto m, union_member(*hint, hp));
-      if (m.first == "as_int") {
-        LATHE_ASSIGN_OR_RETURN(int64_t v, int64(m.second, hp.field(m.first)));
-        out.hint = v;
-      } else if (m.first == "as_bool") {
-        LATHE_ASSIGN_OR_RETURN(bool v, boolean(m.second, hp.field(m.first)));
-        out.hint = v;
-      } else if (m.first == "as_float") {
-        LATHE_ASSIGN_OR_RETURN(double v, float64(m.second, hp.field(m.first)));
-        out.hint = v;
-      } else {
-        return error(hp, "unknown SymExprHint member '" + std::string(m.first) + "'");
-      }
-    }
-  }
-  return out;
-}
-
-Result<SymDim> Reader::sym_int(Element e, const JsonPath& p) const {
-  LATHE_ASSIGN_OR_RETURN(auto m, union_member(e, p));
-  JsonPath mp = p.field(m.first);
-  if (m.first == "as_int") {
-    LATHE_ASSIGN_OR_RETURN(int64_t v, int64(m.second, mp));
-    return SymDim(v);
-  }
-  if (m.first == "as_expr") {
-    LATHE_ASSIGN_OR_RETURN(SymExpr x, sym_expr(m.second, mp));
-    return SymDim(std::move(x));
-  }
-  return error(p, "unknown SymInt member '" + std::string(m.first) + "'");
-}
-
-Result<Device> Reader::device(Element e, const JsonPath& p) const {
-  Device d;
-  LATHE_ASSIGN_OR_RETURN(Element t, field(e, "type", p));
-  LATHE_ASSIGN_OR_RETURN(std::string_view ts, string(t, p.field("type")));
-  d.type = std::string(ts);
-  if (auto idx = optional_field(e, "index")) {
-    LATHE_ASSIGN_OR_RETURN(int64_t i, int64(*idx, p.field("index")));
-    d.index = i;
+Result<std::unique_ptr<Document>> Document::parse(std::string_view text, const std::string& origin) {
+  auto d = std::unique_ptr<Document>(new Document());
+  d->origin_ = origin;
+  d->text_ = simdjson::padded_string(text);
+  if (auto err = d->parser_.iterate(d->text_).get(d->doc_)) {
+    return make_error(origin + ": invalid JSON: " + simdjson::error_message(err));
   }
   return d;
 }
 
-Result<TensorMeta> Reader::tensor_meta(Element e, const JsonPath& p) const {
-  TensorMeta m;
-  LATHE_ASSIGN_OR_RETURN(Element dt, field(e, "dtype", p));
-  LATHE_ASSIGN_OR_RETURN(int64_t code, int64(dt, p.field("dtype")));
-  auto dtype = dtype_from_schema(code);
-  if (!dtype) return error(p.field("dtype"), "unknown scalar type " + std::to_string(code));
-  m.dtype = *dtype;
-  auto dims = [&](std::string_view key, std::vector<SymDim>& out) -> Status {
-    JsonPath fp = p.field(key);
-    LATHE_ASSIGN_OR_RETURN(Element arr, field(e, key, p));
-    LATHE_ASSIGN_OR_RETURN(auto a, array(arr, fp));
-    int64_t i = 0;
-    for (Element d : a) {
-      LATHE_ASSIGN_OR_RETURN(SymDim s, sym_int(d, fp.at(i++)));
-      out.push_back(std::move(s));
+Result<Value> Document::root() {
+  Value v;
+  if (auto err = doc_.get_value().get(v)) {
+    return make_error(origin_ + ": invalid JSON: " + simdjson::error_message(err));
+  }
+  return v;
+}
+
+Error Reader::failure(const JsonPath& path, simdjson::error_code code, const std::string& what) const {
+  if (code == simdjson::INCORRECT_TYPE || code == simdjson::NUMBER_OUT_OF_RANGE) {
+    return error(path, "expected " + what);
+  }
+  return error(path, std::string("invalid JSON: ") + simdjson::error_message(code));
+}
+
+Result<Object> Reader::object(Value& v, const JsonPath& p) const {
+  Object o;
+  if (auto err = v.get_object().get(o)) return failure(p, err, "an object");
+  return o;
+}
+
+Result<Value> Reader::field(Object& obj, std::string_view key, const JsonPath& p) const {
+  Value v;
+  auto err = obj.find_field_unordered(key).get(v);
+  if (err == simdjson::NO_SUCH_FIELD) return error(p, "missing field '" + std::string(key) + "'");
+  if (err) return failure(p, err, "an object");
+  return v;
+}
+
+Result<std::optional<Value>> Reader::optional_field(Object& obj, std::string_view key, const JsonPath& p) const {
+  Value v;
+  auto err = obj.find_field_unordered(key).get(v);
+  if (err == simdjson::NO_SUCH_FIELD) return std::optional<Value>();
+  if (err) return failure(p, err, "an object");
+  LATHE_ASSIGN_OR_RETURN(bool null, is_null(v, p.field(key)));
+  if (null) return std::optional<Value>();
+  return std::optional<Value>(v);
+}
+
+Result<bool> Reader::is_null(Value& v, const JsonPath& p) const {
+  bool null = false;
+  if (auto err = v.is_null().get(null)) return failure(p, err, "a value");
+  return null;
+}
+
+Result<int64_t> Reader::int64(Value& v, const JsonPath& p) const {
+  od::number_type nt;
+  if (auto err = v.get_number_type().get(nt)) return failure(p, err, "an integer");
+  if (nt == od::number_type::signed_integer) {
+    int64_t i;
+    if (auto err = v.get_int64().get(i)) return failure(p, err, "an integer");
+    return i;
+  }
+  // Integral floats (1.0) only by a writer's mistake; accept exact ones.
+  double d;
+  if (auto err = v.get_double().get(d)) return failure(p, err, "an integer");
+  if (std::floor(d) == d && std::fabs(d) < 9.2e18) return static_cast<int64_t>(d);
+  return error(p, "expected an integer");
+}
+
+Result<double> Reader::float64(Value& v, const JsonPath& p) const {
+  od::json_type t;
+  if (auto err = v.type().get(t)) return failure(p, err, "a number");
+  if (t == od::json_type::string) {
+    std::string_view s;
+    if (auto err = v.get_string().get(s)) return failure(p, err, "a number");
+    if (s == "Infinity" || s == "inf") return std::numeric_limits<double>::infinity();
+    if (s == "-Infinity" || s == "-inf") return -std::numeric_limits<double>::infinity();
+    if (s == "NaN" || s == "nan") return std::numeric_limits<double>::quiet_NaN();
+    return error(p, "expected a number, got the string '" + std::string(s) + "'");
+  }
+  double d;
+  if (auto err = v.get_double().get(d)) return failure(p, err, "a number");
+  return d;
+}
+
+Result<bool> Reader::boolean(Value& v, const JsonPath& p) const {
+  bool b;
+  if (auto err = v.get_bool().get(b)) return failure(p, err, "a boolean");
+  return b;
+}
+
+Result<std::string_view> Reader::string(Value& v, const JsonPath& p) const {
+  std::string_view s;
+  if (auto err = v.get_string().get(s)) return failure(p, err, "a string");
+  return s;
+}
+
+Result<std::string> Reader::raw(Value& v, const JsonPath& p) const {
+  std::string_view text;
+  if (auto err = simdjson::to_json_string(v).get(text)) return failure(p, err, "a value");
+  // Normalise spacing so the carried text does not depend on the writer.
+  auto parsed = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) return error(p, "invalid JSON");
+  return parsed.dump();
+}
+
+Result<SymExpr> Reader::sym_expr(Value& v, const JsonPath& p) const {
+  SymExpr out;
+  bool have_expr = false;
+  LATHE_RETURN_IF_ERROR(for_each_member(v, p, [&](std::string_view key, Value& value, const JsonPath& mp) -> Status {
+    if (key == "expr_str") {
+      LATHE_ASSIGN_OR_RETURN(std::string_view s, string(value, mp));
+      out.expr = std::string(s);
+      have_expr = true;
+    } else if (key == "hint") {
+      LATHE_ASSIGN_OR_RETURN(bool null, is_null(value, mp));
+      if (null) return Status::Ok();
+      od::json_type t;
+      if (auto err = value.type().get(t)) return failure(mp, err, "a hint");
+      if (t == od::json_type::number) {  // older files: a bare integer hint
+        LATHE_ASSIGN_OR_RETURN(int64_t i, int64(value, mp));
+        out.hint = i;
+        return Status::Ok();
+      }
+      return union_member(value, mp, [&](std::string_view hk, Value& hv, const JsonPath& hp) -> Status {
+        if (hk == "as_int") {
+          LATHE_ASSIGN_OR_RETURN(int64_t i, int64(hv, hp));
+          out.hint = i;
+        } else if (hk == "as_bool") {
+          LATHE_ASSIGN_OR_RETURN(bool b, boolean(hv, hp));
+          out.hint = b;
+        } else if (hk == "as_float") {
+          LATHE_ASSIGN_OR_RETURN(double d, float64(hv, hp));
+          out.hint = d;
+        } else {
+          return error(mp, "unknown SymExprHint member '" + std::string(hk) + "'");
+        }
+        return Status::Ok();
+      });
     }
     return Status::Ok();
+  }));
+  if (!have_expr) return error(p, "missing field 'expr_str'");
+  return out;
+}
+
+Result<SymDim> Reader::sym_int(Value& v, const JsonPath& p) const {
+  SymDim out;
+  LATHE_RETURN_IF_ERROR(union_member(v, p, [&](std::string_view key, Value& value, const JsonPath& mp) -> Status {
+    if (key == "as_int") {
+      LATHE_ASSIGN_OR_RETURN(int64_t i, int64(value, mp));
+      out = SymDim(i);
+    } else if (key == "as_expr") {
+      LATHE_ASSIGN_OR_RETURN(SymExpr x, sym_expr(value, mp));
+      out = SymDim(std::move(x));
+    } else {
+      return error(p, "unknown SymInt member '" + std::string(key) + "'");
+    }
+    return Status::Ok();
+  }));
+  return out;
+}
+
+Result<Device> Reader::device(Value& v, const JsonPath& p) const {
+  Device d;
+  bool have_type = false;
+  LATHE_RETURN_IF_ERROR(for_each_member(v, p, [&](std::string_view key, Value& value, const JsonPath& mp) -> Status {
+    if (key == "type") {
+      LATHE_ASSIGN_OR_RETURN(std::string_view s, string(value, mp));
+      d.type = std::string(s);
+      have_type = true;
+    } else if (key == "index") {
+      LATHE_ASSIGN_OR_RETURN(bool null, is_null(value, mp));
+      if (!null) {
+        LATHE_ASSIGN_OR_RETURN(int64_t i, int64(value, mp));
+        d.index = i;
+      }
+    }
+    return Status::Ok();
+  }));
+  if (!have_type) return error(p, "missing field 'type'");
+  return d;
+}
+
+Result<TensorMeta> Reader::tensor_meta(Value& v, const JsonPath& p) const {
+  TensorMeta m;
+  bool have_dtype = false, have_sizes = false, have_strides = false;
+  auto dims = [&](Value& value, const JsonPath& fp, std::vector<SymDim>& out) -> Status {
+    return for_each_element(value, fp, [&](Value& d, const JsonPath& ip) -> Status {
+      LATHE_ASSIGN_OR_RETURN(SymDim s, sym_int(d, ip));
+      out.push_back(std::move(s));
+      return Status::Ok();
+    });
   };
-  LATHE_RETURN_IF_ERROR(dims("sizes", m.sizes));
-  LATHE_RETURN_IF_ERROR(dims("strides", m.strides));
+  LATHE_RETURN_IF_ERROR(for_each_member(v, p, [&](std::string_view key, Value& value, const JsonPath& mp) -> Status {
+    if (key == "dtype") {
+      LATHE_ASSIGN_OR_RETURN(int64_t code, int64(value, mp));
+      auto dtype = dtype_from_schema(code);
+      if (!dtype) return error(mp, "unknown scalar type " + std::to_string(code));
+      m.dtype = *dtype;
+      have_dtype = true;
+    } else if (key == "sizes") {
+      have_sizes = true;
+      return dims(value, mp, m.sizes);
+    } else if (key == "strides") {
+      have_strides = true;
+      return dims(value, mp, m.strides);
+    } else if (key == "requires_grad") {
+      LATHE_ASSIGN_OR_RETURN(bool null, is_null(value, mp));
+      if (!null) {
+        LATHE_ASSIGN_OR_RETURN(m.requires_grad, boolean(value, mp));
+      }
+    } else if (key == "device") {
+      LATHE_ASSIGN_OR_RETURN(bool null, is_null(value, mp));
+      if (!null) {
+        LATHE_ASSIGN_OR_RETURN(m.device, device(value, mp));
+      }
+    } else if (key == "storage_offset") {
+      LATHE_ASSIGN_OR_RETURN(bool null, is_null(value, mp));
+      if (!null) {
+        LATHE_ASSIGN_OR_RETURN(m.storage_offset, sym_int(value, mp));
+      }
+    } else if (key == "layout") {
+      LATHE_ASSIGN_OR_RETURN(bool null, is_null(value, mp));
+      if (!null) {
+        LATHE_ASSIGN_OR_RETURN(m.layout, int64(value, mp));
+      }
+    }
+    return Status::Ok();
+  }));
+  if (!have_dtype) return error(p, "missing field 'dtype'");
+  if (!have_sizes) return error(p, "missing field 'sizes'");
+  if (!have_strides) return error(p, "missing field 'strides'");
   if (m.sizes.size() != m.strides.size()) {
     return error(p, "sizes has " + std::to_string(m.sizes.size()) + " dims but strides has " +
                         std::to_string(m.strides.size()));
-  }
-  if (auto rg = optional_field(e, "requires_grad")) {
-    LATHE_ASSIGN_OR_RETURN(m.requires_grad, boolean(*rg, p.field("requires_grad")));
-  }
-  if (auto dev = optional_field(e, "device")) {
-    LATHE_ASSIGN_OR_RETURN(m.device, device(*dev, p.field("device")));
-  }
-  if (auto so = optional_field(e, "storage_offset")) {
-    LATHE_ASSIGN_OR_RETURN(m.storage_offset, sym_int(*so, p.field("storage_offset")));
-  }
-  if (auto lay = optional_field(e, "layout")) {
-    LATHE_ASSIGN_OR_RETURN(m.layout, int64(*lay, p.field("layout")));
   }
   return m;
 }

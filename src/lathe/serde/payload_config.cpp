@@ -6,32 +6,38 @@
 namespace lathe {
 
 Result<PayloadConfig> decode_payload_config(std::string_view text, const std::string& origin) {
-  simdjson::dom::parser parser;
-  LATHE_ASSIGN_OR_RETURN(json::Element root, json::parse(parser, text, origin));
+  LATHE_ASSIGN_OR_RETURN(std::unique_ptr<json::Document> doc, json::Document::parse(text, origin));
+  LATHE_ASSIGN_OR_RETURN(json::Value root, doc->root());
   json::Reader r(origin);
   JsonPath p;
-  LATHE_ASSIGN_OR_RETURN(json::Element cfg, r.field(root, "config", p));
-  JsonPath cp = p.field("config");
-  LATHE_ASSIGN_OR_RETURN(simdjson::dom::object entries, r.object(cfg, cp));
+  LATHE_ASSIGN_OR_RETURN(json::Object ro, r.object(root, p));
+  LATHE_ASSIGN_OR_RETURN(json::Value cfg, r.field(ro, "config", p));
   PayloadConfig out;
-  out.reserve(entries.size());
-  for (auto kv : entries) {
-    JsonPath ep = cp.field(kv.key);
+  LATHE_RETURN_IF_ERROR(r.for_each_member(cfg, p.field("config"), [&](std::string_view fqn, json::Value& entry,
+                                                                       const JsonPath& ep) -> Status {
     PayloadMeta m;
-    LATHE_ASSIGN_OR_RETURN(json::Element pn, r.field(kv.value, "path_name", ep));
-    LATHE_ASSIGN_OR_RETURN(std::string_view path_name, r.string(pn, ep.field("path_name")));
-    m.path_name = std::string(path_name);
-    if (auto ip = r.optional_field(kv.value, "is_param")) {
-      LATHE_ASSIGN_OR_RETURN(m.is_param, r.boolean(*ip, ep.field("is_param")));
-    }
-    if (auto up = r.optional_field(kv.value, "use_pickle")) {
-      LATHE_ASSIGN_OR_RETURN(m.use_pickle, r.boolean(*up, ep.field("use_pickle")));
-    }
-    if (auto tm = r.optional_field(kv.value, "tensor_meta")) {
-      LATHE_ASSIGN_OR_RETURN(m.tensor_meta, r.tensor_meta(*tm, ep.field("tensor_meta")));
-    }
-    out.emplace_back(std::string(kv.key), std::move(m));
-  }
+    bool have_path = false;
+    LATHE_RETURN_IF_ERROR(r.for_each_member(entry, ep, [&](std::string_view k, json::Value& x,
+                                                            const JsonPath& xp) -> Status {
+      LATHE_ASSIGN_OR_RETURN(bool null, r.is_null(x, xp));
+      if (null) return Status::Ok();
+      if (k == "path_name") {
+        LATHE_ASSIGN_OR_RETURN(std::string_view s, r.string(x, xp));
+        m.path_name = std::string(s);
+        have_path = true;
+      } else if (k == "is_param") {
+        LATHE_ASSIGN_OR_RETURN(m.is_param, r.boolean(x, xp));
+      } else if (k == "use_pickle") {
+        LATHE_ASSIGN_OR_RETURN(m.use_pickle, r.boolean(x, xp));
+      } else if (k == "tensor_meta") {
+        LATHE_ASSIGN_OR_RETURN(m.tensor_meta, r.tensor_meta(x, xp));
+      }
+      return Status::Ok();
+    }));
+    if (!have_path) return r.error(ep, "missing field 'path_name'");
+    out.emplace_back(std::string(fqn), std::move(m));
+    return Status::Ok();
+  }));
   return out;
 }
 

@@ -32,7 +32,9 @@ class ArchiveReader {
   }
   // Small records (JSON, text) are checked against their CRC: a flipped bit
   // there changes meaning silently. Weights are not, to keep loading zero-copy.
-  Result<std::string> read_text(const std::string& record) const;
+  // The record's text: a view into the mapping for STORED records (no copy),
+  // or inflated into `scratch` otherwise. Valid while both live.
+  Result<std::string_view> read_text(const std::string& record, std::vector<std::byte>& scratch) const;
   Result<std::shared_ptr<Storage>> storage(const std::string& record);
   Status load_state(const std::string& method, const std::string& dir, const std::string& config_record,
                     ExportedProgram& ep, bool constants);
@@ -44,12 +46,16 @@ class ArchiveReader {
   std::unordered_map<std::string, std::shared_ptr<Storage>> storages_;
 };
 
-Result<std::string> ArchiveReader::read_text(const std::string& record) const {
+Result<std::string_view> ArchiveReader::read_text(const std::string& record, std::vector<std::byte>& scratch) const {
   const ZipEntry* e = find(record);
   if (!e) return make_error(path_ + ": missing record '" + record + "'");
   LATHE_RETURN_IF_ERROR(zip_.check_crc(*e));
-  LATHE_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, zip_.read(*e));
-  return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  if (e->method == 0) {
+    LATHE_ASSIGN_OR_RETURN(std::span<const std::byte> bytes, zip_.view(*e));
+    return std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  }
+  LATHE_ASSIGN_OR_RETURN(scratch, zip_.read(*e));
+  return std::string_view(reinterpret_cast<const char*>(scratch.data()), scratch.size());
 }
 
 Result<std::shared_ptr<Storage>> ArchiveReader::storage(const std::string& record) {
@@ -64,7 +70,8 @@ Result<std::shared_ptr<Storage>> ArchiveReader::storage(const std::string& recor
 
 Status ArchiveReader::load_state(const std::string& method, const std::string& dir, const std::string& config_record,
                                  ExportedProgram& ep, bool constants) {
-  LATHE_ASSIGN_OR_RETURN(std::string text, read_text(config_record));
+  std::vector<std::byte> scratch;
+  LATHE_ASSIGN_OR_RETURN(std::string_view text, read_text(config_record, scratch));
   LATHE_ASSIGN_OR_RETURN(PayloadConfig config, decode_payload_config(text, path_ + ": " + config_record));
   for (const auto& [fqn, meta] : config) {
     std::string where = "$.config." + fqn;
@@ -125,13 +132,15 @@ Status ArchiveReader::load_state(const std::string& method, const std::string& d
 Result<Program> ArchiveReader::read() {
   Program program;
   if (find("archive_format")) {
-    LATHE_ASSIGN_OR_RETURN(std::string format, read_text("archive_format"));
-    if (format != "pt2") return error("archive_format", "is '" + format + "', expected 'pt2'");
+    std::vector<std::byte> scratch;
+    LATHE_ASSIGN_OR_RETURN(std::string_view format, read_text("archive_format", scratch));
+    if (format != "pt2") return error("archive_format", "is '" + std::string(format) + "', expected 'pt2'");
   }
   if (find("archive_version")) {
-    LATHE_ASSIGN_OR_RETURN(std::string version, read_text("archive_version"));
+    std::vector<std::byte> scratch;
+    LATHE_ASSIGN_OR_RETURN(std::string_view version, read_text("archive_version", scratch));
     if (version != "0") {
-      return error("archive_version", "is '" + version + "'; this version of Lathe reads PT2 archive version 0");
+      return error("archive_version", "is '" + std::string(version) + "'; this version of Lathe reads PT2 archive version 0");
     }
   }
 
@@ -156,7 +165,8 @@ Result<Program> ArchiveReader::read() {
                    "weights stored as a torch.save pickle (a PyTorch 2.8 archive); this version of Lathe reads "
                    "raw-weight archives (PyTorch 2.9+) only");
     }
-    LATHE_ASSIGN_OR_RETURN(std::string text, read_text(model_record));
+    std::vector<std::byte> scratch;
+    LATHE_ASSIGN_OR_RETURN(std::string_view text, read_text(model_record, scratch));
     JsonDecodeOptions jopts;
     jopts.origin = path_ + ": " + model_record;
     jopts.max_depth = options_.max_json_depth;

@@ -1,0 +1,205 @@
+// Each malformed archive gives one clear error naming the file, the record
+// and (for JSON) the JSON path — never a crash. The broken archives are built
+// here from a good fixture by rewriting exactly one record.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "lathe/archive/zip_reader.h"
+#include "lathe/archive/zip_writer.h"
+#include "lathe/core/atomic_file.h"
+#include "lathe/serde/pt2.h"
+#include "support/testing.h"
+
+namespace lathe {
+namespace {
+
+using Edit = std::function<std::optional<std::string>(const std::string&)>;  // nullopt: drop the record
+
+// Copies fixtures/simple_linear.pt2 to `out`, applying `edits` keyed by the
+// record name relative to the top folder.
+void rewrite(const std::string& out, const std::map<std::string, Edit>& edits) {
+  auto zip = ZipReader::open(testing::source_path("fixtures/simple_linear.pt2"));
+  ASSERT_TRUE(zip.ok()) << zip.error().message();
+  Status s = write_file_atomically(out, [&](FileSink& sink) -> Status {
+    ZipWriter w(sink);
+    for (const auto& e : zip->entries()) {
+      auto bytes = zip->read(e);
+      if (!bytes.ok()) return bytes.error();
+      std::string text(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+      std::string rel = e.name.substr(e.name.find('/') + 1);
+      auto it = edits.find(rel);
+      if (it != edits.end()) {
+        // Edits match compact JSON, whatever spacing the fixture writer used.
+        if (rel.size() > 5 && rel.substr(rel.size() - 5) == ".json") {
+          text = nlohmann::ordered_json::parse(text).dump();
+        }
+        auto edited = it->second(text);
+        if (!edited) continue;
+        text = *edited;
+      }
+      LATHE_RETURN_IF_ERROR(w.add(e.name, text));
+    }
+    return w.finish();
+  });
+  ASSERT_TRUE(s.ok()) << s.error().message();
+}
+
+std::string replace_once(std::string s, const std::string& from, const std::string& to) {
+  size_t pos = s.find(from);
+  EXPECT_NE(pos, std::string::npos) << "pattern not found: " << from;
+  if (pos != std::string::npos) s.replace(pos, from.size(), to);
+  return s;
+}
+
+std::string load_error(const std::string& path) {
+  auto p = read_pt2(path);
+  EXPECT_FALSE(p.ok()) << "expected " << path << " to be rejected";
+  return p.ok() ? std::string() : p.error().message();
+}
+
+class Pt2Malformed : public ::testing::Test {
+ protected:
+  std::string path_ = testing::temp_dir() + "/bad.pt2";
+};
+
+TEST_F(Pt2Malformed, ControlUneditedCopyLoads) {
+  rewrite(path_, {});
+  auto p = read_pt2(path_);
+  EXPECT_TRUE(p.ok()) << p.error().message();
+}
+
+TEST_F(Pt2Malformed, TruncatedZip) {
+  auto bytes = testing::read_text(testing::source_path("fixtures/simple_linear.pt2"));
+  testing::write_text(path_, bytes.substr(0, bytes.size() / 2));
+  std::string err = load_error(path_);
+  EXPECT_NE(err.find(path_), std::string::npos) << err;
+  EXPECT_NE(err.find("no end-of-central-directory record"), std::string::npos) << err;
+}
+
+TEST_F(Pt2Malformed, NotAZipAtAll) {
+  testing::write_text(path_, "this is not a zip file, just text\n");
+  std::string err = load_error(path_);
+  EXPECT_NE(err.find(path_), std::string::npos) << err;
+}
+
+TEST_F(Pt2Malformed, BadJson) {
+  rewrite(path_, {{"models/model.json", [](const std::string& t) { return t.substr(0, t.size() / 2); }}});
+  std::string err = load_error(path_);
+  EXPECT_NE(err.find("models/model.json"), std::string::npos) << err;
+  EXPECT_NE(err.find("invalid JSON"), std::string::npos) << err;
+}
+
+TEST_F(Pt2Malformed, UnknownUnionKey) {
+  rewrite(path_, {{"models/model.json",
+                   [](const std::string& t) { return replace_once(t, "{\"name\":\"mat1\",\"arg\":{\"as_tensor\"", "{\"name\":\"mat1\",\"arg\":{\"as_mystery\""); }}});
+  std::string err = load_error(path_);
+  EXPECT_NE(err.find("models/model.json: $.graph_module.graph.nodes["), std::string::npos) << err;
+  EXPECT_NE(err.find("unknown Argument member 'as_mystery'"), std::string::npos) << err;
+}
+
+TEST_F(Pt2Malformed, UnknownSchemaMajorVersion) {
+  rewrite(path_, {{"models/model.json", [](const std::string& t) {
+                     return replace_once(t, "\"schema_version\":{\"major\":8", "\"schema_version\":{\"major\":9");
+                   }}});
+  std::string err = load_error(path_);
+  EXPECT_NE(err.find("$.schema_version: schema major version 9 is not supported"), std::string::npos) << err;
+}
+
+TEST_F(Pt2Malformed, UnknownArchiveVersion) {
+  rewrite(path_, {{"archive_version", [](const std::string&) { return std::string("7"); }}});
+  std::string err = load_error(path_);
+  EXPECT_NE(err.find("archive_version: is '7'"), std::string::npos) << err;
+}
+
+TEST_F(Pt2Malformed, WrongArchiveFormat) {
+  rewrite(path_, {{"archive_format", [](const std::string&) { return std::string("onnx"); }}});
+  std::string err = load_error(path_);
+  EXPECT_NE(err.find("archive_format: is 'onnx', expected 'pt2'"), std::string::npos) << err;
+}
+
+TEST_F(Pt2Malformed, MissingWeightsConfig) {
+  rewrite(path_, {{"data/weights/model_weights_config.json", [](const std::string&) { return std::nullopt; }}});
+  std::string err = load_error(path_);
+  EXPECT_NE(err.find("missing record 'data/weights/model_weights_config.json'"), std::string::npos) << err;
+}
+
+TEST_F(Pt2Malformed, MissingWeightRecord) {
+  rewrite(path_, {{"data/weights/weight_0", [](const std::string&) { return std::nullopt; }}});
+  std::string err = load_error(path_);
+  EXPECT_NE(err.find("missing record 'data/weights/weight_0'"), std::string::npos) << err;
+}
+
+TEST_F(Pt2Malformed, StorageOffsetPastEndOfRecord) {
+  rewrite(path_, {{"data/weights/model_weights_config.json", [](const std::string& t) {
+                     return replace_once(t, "\"storage_offset\":{\"as_int\":0}", "\"storage_offset\":{\"as_int\":1000}");
+                   }}});
+  std::string err = load_error(path_);
+  EXPECT_NE(err.find("data/weights/model_weights_config.json: $.config."), std::string::npos) << err;
+  EXPECT_NE(err.find("bytes but its storage has"), std::string::npos) << err;
+}
+
+TEST_F(Pt2Malformed, SizesLargerThanRecord) {
+  rewrite(path_, {{"data/weights/model_weights_config.json", [](const std::string& t) {
+                     return replace_once(t, "\"sizes\":[{\"as_int\":3},{\"as_int\":3}]",
+                                         "\"sizes\":[{\"as_int\":300},{\"as_int\":3}]");
+                   }}});
+  std::string err = load_error(path_);
+  EXPECT_NE(err.find("$.config.linear.weight"), std::string::npos) << err;
+  EXPECT_NE(err.find("needs"), std::string::npos) << err;
+}
+
+TEST_F(Pt2Malformed, RecordSizeNotMultipleOfDtype) {
+  rewrite(path_, {{"data/weights/weight_0", [](const std::string& t) { return t.substr(0, t.size() - 1); }}});
+  std::string err = load_error(path_);
+  EXPECT_NE(err.find("not a multiple of the float32 element size 4"), std::string::npos) << err;
+}
+
+TEST_F(Pt2Malformed, UnknownDtypeCode) {
+  rewrite(path_, {{"data/weights/model_weights_config.json",
+                   [](const std::string& t) { return replace_once(t, "\"dtype\":7", "\"dtype\":77"); }}});
+  std::string err = load_error(path_);
+  EXPECT_NE(err.find("unknown scalar type 77"), std::string::npos) << err;
+}
+
+TEST_F(Pt2Malformed, UndefinedValueReference) {
+  rewrite(path_, {{"models/model.json", [](const std::string& t) {
+                     return replace_once(t, "{\"name\":\"mat1\",\"arg\":{\"as_tensor\":{\"name\":\"arg\"}}",
+                                         "{\"name\":\"mat1\",\"arg\":{\"as_tensor\":{\"name\":\"ghost\"}}");
+                   }}});
+  std::string err = load_error(path_);
+  EXPECT_NE(err.find("references undefined value 'ghost'"), std::string::npos) << err;
+}
+
+TEST_F(Pt2Malformed, NoModels) {
+  rewrite(path_, {{"models/model.json", [](const std::string&) { return std::nullopt; }}});
+  std::string err = load_error(path_);
+  EXPECT_NE(err.find("no models/<name>.json record"), std::string::npos) << err;
+}
+
+TEST_F(Pt2Malformed, SignatureDisagreesWithGraph) {
+  rewrite(path_, {{"models/model.json", [](const std::string& t) {
+                     return replace_once(t, "\"parameter_name\":\"linear.weight\"}}",
+                                         "\"parameter_name\":\"linear.weight\"}},{\"user_input\":{\"arg\":{\"as_tensor\":{\"name\":\"arg\"}}}}");
+                   }}});
+  std::string err = load_error(path_);
+  EXPECT_NE(err.find("input_specs[1]: names 'arg' but graph input 1 is 'p_linear_bias'"), std::string::npos) << err;
+}
+
+TEST(Pt2Legacy, RealPyTorch22ArchiveGivesASpecificError) {
+  std::string path = testing::shared_path("external/pt2/hades_pid_exported_program.pt2");
+  auto p = read_pt2(path);
+  ASSERT_FALSE(p.ok());
+  const std::string& err = p.error().message();
+  EXPECT_NE(err.find("serialized_exported_program.json: $.schema_version: schema version 2"), std::string::npos)
+      << err;
+  EXPECT_NE(err.find("PyTorch 2.2"), std::string::npos) << err;
+}
+
+}  // namespace
+}  // namespace lathe
