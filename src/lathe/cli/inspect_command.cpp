@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -74,20 +75,33 @@ std::string inspect_text(const Program& program, const std::string& path, const 
     const ExportedProgram& ep = *m.program;
     const Graph& g = ep.graph();
     o << "\nmethod " << m.name << ": " << g.node_count() << " nodes\n";
-    o << "  inputs:\n";
+    // Columns sized to this method's longest entries, so long names from
+    // deep module paths still line up.
+    std::vector<std::array<std::string, 4>> rows;
     for (size_t i = 0; i < ep.input_specs.size() && i < g.inputs().size(); ++i) {
       const auto& spec = ep.input_specs[i];
-      o << "    " << std::left << std::setw(12) << input_kind_name(spec.kind) << " " << std::setw(28)
-        << value_name(g.inputs()[i]);
       std::string type;
       g.inputs()[i].for_each_value([&](Value* v) { type = format_type(*v); });
-      o << " " << std::setw(16) << type << (spec.target.empty() ? "" : " " + spec.target) << "\n";
+      rows.push_back({std::string(input_kind_name(spec.kind)), value_name(g.inputs()[i]), type, spec.target});
     }
-    o << "  outputs:\n";
+    size_t outputs_begin = rows.size();
     for (size_t i = 0; i < ep.output_specs.size() && i < g.outputs().size(); ++i) {
       const auto& spec = ep.output_specs[i];
-      o << "    " << std::left << std::setw(16) << output_kind_name(spec.kind) << " " << std::setw(24)
-        << value_name(g.outputs()[i]) << (spec.target.empty() ? "" : " " + spec.target) << "\n";
+      std::string type;
+      g.outputs()[i].for_each_value([&](Value* v) { type = format_type(*v); });
+      rows.push_back({std::string(output_kind_name(spec.kind)), value_name(g.outputs()[i]), type, spec.target});
+    }
+    std::array<size_t, 3> width{0, 0, 0};
+    for (const auto& r : rows)
+      for (size_t c = 0; c < 3; ++c) width[c] = std::max(width[c], r[c].size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (i == 0) o << "  inputs:\n";
+      if (i == outputs_begin) o << "  outputs:\n";
+      const auto& r = rows[i];
+      std::string line = "    " + r[0] + std::string(width[0] - r[0].size() + 2, ' ') + r[1] +
+                         std::string(width[1] - r[1].size() + 2, ' ') + r[2];
+      if (!r[3].empty()) line += std::string(width[2] - r[2].size() + 2, ' ') + r[3];
+      o << line << "\n";
     }
     o << "  ops:\n";
     for (const auto& [op, count] : op_histogram(g)) {

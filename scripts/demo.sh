@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# `make demo`: Lathe's main job on a bundled example, narrated.
+#
+# The example is fixtures/tts_duration_predictor.pt2, a program exported from
+# PyTorch that has exactly the shape of the bug Lathe exists to prevent: two
+# linear layers with parameter weights, and one matmul whose weight is
+# computed at run time (linear-rewrite.md §2).
+set -euo pipefail
+lathe=${1:-build/lathe}
+example=fixtures/tts_duration_predictor.pt2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+has() { "$lathe" --help 2>/dev/null | grep -qE "^ +$1( |$)"; }
+
+say "1. Load $example and show what it holds (lathe inspect)"
+echo "   Methods, the signature (what each input and output is), the ops, the weights."
+"$lathe" inspect "$example"
+
+if has transform; then
+  say "2. Rewrite addmm/mm -> linear, only where the weight is a compile-time constant (lathe transform --explain)"
+  echo "   The two parameter matmuls become linear; the matmul against a runtime matrix must stay mm."
+  "$lathe" transform "$example" -o "$work/rewritten.pt2" --explain --verify
+  say "3. The rewritten archive: the output spec now names the linear that replaced addmm"
+  "$lathe" inspect "$work/rewritten.pt2"
+fi
+
+if has run; then
+  say "4. Run it on the portable kernels and compare with PyTorch's own outputs (lathe run --check)"
+  "$lathe" run "$example" --check
+  if [ -f "$work/rewritten.pt2" ]; then
+    cp -r "${example%.pt2}.ref" "$work/rewritten.ref"
+    "$lathe" run "$work/rewritten.pt2" --check
+  fi
+fi
+
+say "Done. See README.md for every command."

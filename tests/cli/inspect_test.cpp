@@ -1,0 +1,112 @@
+// `lathe inspect` end to end, on the committed fixtures.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+#include "cli/cli_support.h"
+#include "support/testing.h"
+
+namespace lathe {
+namespace {
+
+using nlohmann::json;
+
+testing::CommandResult inspect(const std::string& args) {
+  return testing::run_lathe("inspect " + args, testing::temp_dir() + "/stderr.txt");
+}
+
+TEST(InspectCli, JsonForEveryFixture) {
+  int seen = 0;
+  for (const auto& e : std::filesystem::directory_iterator(testing::source_path("fixtures"))) {
+    if (e.path().extension() != ".pt2") continue;
+    ++seen;
+    SCOPED_TRACE(e.path().string());
+    auto r = inspect("--json '" + e.path().string() + "'");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    json j = json::parse(r.out);
+    EXPECT_EQ(j["format"], "pt2-2.9");
+    ASSERT_TRUE(j["methods"].is_object());
+    for (auto& [name, m] : j["methods"].items()) {
+      EXPECT_GT(m["nodes"].get<int>(), 0) << name;
+      int total = 0;
+      for (auto& [op, count] : m["ops"].items()) {
+        EXPECT_EQ(op.rfind("torch.ops.", 0), std::string::npos) << op;
+        total += count.get<int>();
+      }
+      EXPECT_EQ(total, m["nodes"].get<int>()) << name;
+      for (auto& in : m["inputs"]) {
+        EXPECT_TRUE(in.contains("name") && in.contains("kind") && in.contains("target"));
+      }
+      for (auto& out : m["outputs"]) {
+        EXPECT_TRUE(out.contains("name") && out.contains("kind") && out.contains("target"));
+      }
+    }
+  }
+  EXPECT_GE(seen, 7);
+}
+
+// The values below were read off the fixture's own manifest (written by the
+// PyTorch-side fixture tool), not off Lathe's output.
+TEST(InspectCli, TtsDurationPredictorMatchesManifest) {
+  auto r = inspect("--json " + testing::source_path("fixtures/tts_duration_predictor.pt2"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json m = json::parse(r.out)["methods"]["model"];
+  EXPECT_EQ(m["ops"]["aten.addmm.default"], 2);
+  EXPECT_EQ(m["ops"]["aten.mm.default"], 1);
+  EXPECT_EQ(m["ops"]["aten.permute.default"], 1);
+  ASSERT_EQ(m["inputs"].size(), 5u);
+  EXPECT_EQ(m["inputs"][0]["kind"], "parameter");
+  EXPECT_EQ(m["inputs"][0]["target"], "encoder.weight");
+  EXPECT_EQ(m["inputs"][4]["kind"], "user_input");
+  EXPECT_TRUE(m["inputs"][4]["target"].is_null());
+  ASSERT_EQ(m["outputs"].size(), 1u);
+  EXPECT_EQ(m["outputs"][0]["kind"], "user_output");
+}
+
+TEST(InspectCli, BufferMutationOutputsComeFirstWithTargets) {
+  auto r = inspect("--json " + testing::source_path("fixtures/buffer_mutation.pt2"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json outs = json::parse(r.out)["methods"]["model"]["outputs"];
+  ASSERT_EQ(outs.size(), 3u);
+  EXPECT_EQ(outs[0]["kind"], "buffer_mutation");
+  EXPECT_EQ(outs[0]["target"], "count");
+  EXPECT_EQ(outs[1]["kind"], "buffer_mutation");
+  EXPECT_EQ(outs[1]["target"], "running_mean");
+  EXPECT_EQ(outs[2]["kind"], "user_output");
+}
+
+TEST(InspectCli, TwoMethodsAreListedByName) {
+  auto r = inspect("--json " + testing::source_path("fixtures/two_methods.pt2"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json methods = json::parse(r.out)["methods"];
+  EXPECT_TRUE(methods.contains("encode"));
+  EXPECT_TRUE(methods.contains("decode"));
+  EXPECT_FALSE(methods.contains("forward"));
+}
+
+TEST(InspectCli, TextModeShowsSignatureAndWeights) {
+  auto r = inspect(testing::source_path("fixtures/simple_linear.pt2"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("parameter"), std::string::npos);
+  EXPECT_NE(r.out.find("linear.weight"), std::string::npos);
+  EXPECT_NE(r.out.find("aten.addmm.default"), std::string::npos);
+  EXPECT_NE(r.out.find("weights: 2 tensors, 48 B (float32 x2)"), std::string::npos) << r.out;
+}
+
+TEST(InspectCli, MissingFileIsOneLineErrorAndNonZeroExit_NEG) {
+  auto r = inspect("/nonexistent/model.pt2");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_NE(r.err.find("/nonexistent/model.pt2"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+TEST(InspectCli, OldArchiveIsAClearError_NEG) {
+  auto r = inspect("--json " + testing::shared_path("external/pt2/hades_pid_exported_program.pt2"));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("schema version 2"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace lathe
