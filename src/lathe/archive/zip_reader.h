@@ -59,6 +59,10 @@ class ZipReader {
                                        ZipLimits limits = {});
 
   const std::string& display_name() const { return display_name_; }
+  // Bytes of the whole archive region; with an entry's data_offset and size it
+  // tells how many readable bytes follow that entry (parsers that read ahead
+  // can then use the bytes in place).
+  size_t total_size() const { return size_; }
   // Entries in central-directory order.
   const std::vector<ZipEntry>& entries() const { return entries_; }
   // The entry named exactly `name`, or nullptr.

@@ -7,11 +7,18 @@
 
 namespace lathe::json {
 
-Result<std::unique_ptr<Document>> Document::parse(std::string_view text, const std::string& origin) {
+Result<std::unique_ptr<Document>> Document::parse(std::string_view text, const std::string& origin,
+                                                 size_t readable_after) {
   auto d = std::unique_ptr<Document>(new Document());
   d->origin_ = origin;
-  d->text_ = simdjson::padded_string(text);
-  if (auto err = d->parser_.iterate(d->text_).get(d->doc_)) {
+  simdjson::padded_string_view view;
+  if (readable_after >= simdjson::SIMDJSON_PADDING) {
+    view = simdjson::padded_string_view(text.data(), text.size(), text.size() + readable_after);
+  } else {
+    d->copy_ = simdjson::padded_string(text);
+    view = simdjson::padded_string_view(d->copy_);
+  }
+  if (auto err = d->parser_.iterate(view).get(d->doc_)) {
     return make_error(origin + ": invalid JSON: " + simdjson::error_message(err));
   }
   return d;

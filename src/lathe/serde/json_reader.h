@@ -35,12 +35,16 @@ using Object = od::object;
 // every Value points into. Strings read from it stay valid while it lives.
 class Document {
  public:
-  static Result<std::unique_ptr<Document>> parse(std::string_view text, const std::string& origin);
+  // `readable_after`: bytes after `text` that may be read (not used as
+  // JSON). With enough of them the text is parsed in place; otherwise it is
+  // copied into a padded buffer.
+  static Result<std::unique_ptr<Document>> parse(std::string_view text, const std::string& origin,
+                                                 size_t readable_after = 0);
   Result<Value> root();
 
  private:
   Document() = default;
-  simdjson::padded_string text_;
+  simdjson::padded_string copy_;  // empty when parsing in place
   od::parser parser_;
   od::document doc_;
   std::string origin_;
@@ -101,8 +105,17 @@ Status Reader::for_each_member(Value& v, const JsonPath& p, Fn&& fn) const {
   for (auto member : o) {
     od::field f;
     if (auto err = std::move(member).get(f)) return failure(p, err, "an object member");
+    // Keys are read in place; only a key with an escape is unescaped (into
+    // the parser's buffer), which keeps memory proportional to the values.
     std::string_view key;
-    if (auto err = f.unescaped_key().get(key)) return failure(p, err, "a member name");
+    const char* raw = f.key().raw();
+    size_t n = 0;
+    while (raw[n] != '"' && raw[n] != '\\') ++n;
+    if (raw[n] == '"') {
+      key = std::string_view(raw, n);
+    } else if (auto err = f.unescaped_key().get(key)) {
+      return failure(p, err, "a member name");
+    }
     Value value = f.value();
     JsonPath mp = p.field(key);
     LATHE_RETURN_IF_ERROR(fn(key, value, mp));

@@ -5,8 +5,9 @@
 
 namespace lathe {
 
-Result<PayloadConfig> decode_payload_config(std::string_view text, const std::string& origin) {
-  LATHE_ASSIGN_OR_RETURN(std::unique_ptr<json::Document> doc, json::Document::parse(text, origin));
+Result<PayloadConfig> decode_payload_config(std::string_view text, const std::string& origin,
+                                            size_t readable_after) {
+  LATHE_ASSIGN_OR_RETURN(std::unique_ptr<json::Document> doc, json::Document::parse(text, origin, readable_after));
   LATHE_ASSIGN_OR_RETURN(json::Value root, doc->root());
   json::Reader r(origin);
   JsonPath p;

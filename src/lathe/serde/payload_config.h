@@ -24,7 +24,9 @@ struct PayloadMeta {
 using PayloadConfig = std::vector<std::pair<std::string, PayloadMeta>>;
 
 // `origin` prefixes errors ("model.pt2: data/weights/model_weights_config.json").
-Result<PayloadConfig> decode_payload_config(std::string_view json, const std::string& origin);
+// `readable_after`: readable bytes following `json` (see JsonDecodeOptions).
+Result<PayloadConfig> decode_payload_config(std::string_view json, const std::string& origin,
+                                            size_t readable_after = 0);
 std::string encode_payload_config(const PayloadConfig& config);
 
 }  // namespace lathe

@@ -18,6 +18,10 @@ struct JsonDecodeOptions {
   // Used in error messages: "<origin>: $.graph_module.graph.nodes[3]...".
   std::string origin = "<json>";
   size_t max_depth = 256;
+  // How many readable bytes follow `json` in memory. With at least
+  // SIMDJSON_PADDING (64) the text is parsed in place, without a copy; a
+  // record inside a zip always has the central directory after it.
+  size_t readable_after = 0;
 };
 
 // Decodes graph, signature and metadata. State tensors are not in this record;

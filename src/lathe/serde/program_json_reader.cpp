@@ -923,7 +923,8 @@ Result<std::unique_ptr<ExportedProgram>> ProgramDecoder::decode(JValue& root_val
 }  // namespace
 
 Result<std::unique_ptr<ExportedProgram>> decode_program_json(std::string_view text, const JsonDecodeOptions& options) {
-  LATHE_ASSIGN_OR_RETURN(std::unique_ptr<json::Document> doc, json::Document::parse(text, options.origin));
+  LATHE_ASSIGN_OR_RETURN(std::unique_ptr<json::Document> doc,
+                         json::Document::parse(text, options.origin, options.readable_after));
   LATHE_ASSIGN_OR_RETURN(JValue root, doc->root());
   ProgramDecoder decoder(options);
   return decoder.decode(root);

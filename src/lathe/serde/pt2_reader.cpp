@@ -34,7 +34,10 @@ class ArchiveReader {
   // there changes meaning silently. Weights are not, to keep loading zero-copy.
   // The record's text: a view into the mapping for STORED records (no copy),
   // or inflated into `scratch` otherwise. Valid while both live.
-  Result<std::string_view> read_text(const std::string& record, std::vector<std::byte>& scratch) const;
+  // `readable_after` (optional) receives how many bytes of the mapping follow
+  // the text, so a parser may read ahead in place; 0 for inflated copies.
+  Result<std::string_view> read_text(const std::string& record, std::vector<std::byte>& scratch,
+                                     size_t* readable_after = nullptr) const;
   Result<std::shared_ptr<Storage>> storage(const std::string& record);
   Status load_state(const std::string& method, const std::string& dir, const std::string& config_record,
                     ExportedProgram& ep, bool constants);
@@ -46,11 +49,14 @@ class ArchiveReader {
   std::unordered_map<std::string, std::shared_ptr<Storage>> storages_;
 };
 
-Result<std::string_view> ArchiveReader::read_text(const std::string& record, std::vector<std::byte>& scratch) const {
+Result<std::string_view> ArchiveReader::read_text(const std::string& record, std::vector<std::byte>& scratch,
+                                                  size_t* readable_after) const {
   const ZipEntry* e = find(record);
   if (!e) return make_error(path_ + ": missing record '" + record + "'");
   LATHE_RETURN_IF_ERROR(zip_.check_crc(*e));
+  if (readable_after) *readable_after = 0;
   if (e->method == 0) {
+    if (readable_after) *readable_after = zip_.total_size() - (e->data_offset + e->size);
     LATHE_ASSIGN_OR_RETURN(std::span<const std::byte> bytes, zip_.view(*e));
     return std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   }
@@ -71,8 +77,9 @@ Result<std::shared_ptr<Storage>> ArchiveReader::storage(const std::string& recor
 Status ArchiveReader::load_state(const std::string& method, const std::string& dir, const std::string& config_record,
                                  ExportedProgram& ep, bool constants) {
   std::vector<std::byte> scratch;
-  LATHE_ASSIGN_OR_RETURN(std::string_view text, read_text(config_record, scratch));
-  LATHE_ASSIGN_OR_RETURN(PayloadConfig config, decode_payload_config(text, path_ + ": " + config_record));
+  size_t after = 0;
+  LATHE_ASSIGN_OR_RETURN(std::string_view text, read_text(config_record, scratch, &after));
+  LATHE_ASSIGN_OR_RETURN(PayloadConfig config, decode_payload_config(text, path_ + ": " + config_record, after));
   for (const auto& [fqn, meta] : config) {
     std::string where = "$.config." + fqn;
     if (meta.path_name.empty() || meta.path_name.find('/') != std::string::npos || meta.path_name == "..") {
@@ -166,8 +173,8 @@ Result<Program> ArchiveReader::read() {
                    "raw-weight archives (PyTorch 2.9+) only");
     }
     std::vector<std::byte> scratch;
-    LATHE_ASSIGN_OR_RETURN(std::string_view text, read_text(model_record, scratch));
     JsonDecodeOptions jopts;
+    LATHE_ASSIGN_OR_RETURN(std::string_view text, read_text(model_record, scratch, &jopts.readable_after));
     jopts.origin = path_ + ": " + model_record;
     jopts.max_depth = options_.max_json_depth;
     LATHE_ASSIGN_OR_RETURN(std::unique_ptr<ExportedProgram> ep, decode_program_json(text, jopts));
