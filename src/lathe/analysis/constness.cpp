@@ -1,0 +1,204 @@
+#include "lathe/analysis/constness.h"
+
+#include <set>
+
+namespace lathe {
+
+namespace {
+
+// A q/dq chain deeper than this is not a weight we can vouch for.
+constexpr int kMaxDepth = 32;
+
+const Value* single_value(const Argument& a) {
+  const Value* v = nullptr;
+  size_t n = 0;
+  a.for_each_value([&](Value* x) {
+    v = x;
+    ++n;
+  });
+  return n == 1 ? v : nullptr;
+}
+
+std::string_view strip_prefix(std::string_view target) {
+  constexpr std::string_view kPrefix = "torch.ops.";
+  if (target.substr(0, kPrefix.size()) == kPrefix) target.remove_prefix(kPrefix.size());
+  return target;
+}
+
+// "quantized_decomposed.dequantize_per_channel.default" -> "dequantize_per_channel".
+std::string_view quant_op_name(std::string_view target) {
+  target = strip_prefix(target);
+  constexpr std::string_view kNs = "quantized_decomposed.";
+  if (target.substr(0, kNs.size()) != kNs) return {};
+  target.remove_prefix(kNs.size());
+  return target.substr(0, target.find('.'));
+}
+
+}  // namespace
+
+std::string_view origin_name(Origin origin) {
+  switch (origin) {
+    case Origin::UserInput: return "user_input";
+    case Origin::Parameter: return "parameter";
+    case Origin::ConstantBuffer: return "constant_buffer";
+    case Origin::MutableBuffer: return "mutable_buffer";
+    case Origin::LiftedConstant: return "lifted_constant";
+    case Origin::Computed: return "computed";
+    case Origin::Unknown: return "unknown";
+  }
+  return "?";
+}
+
+bool Constness::is_quantize_op(std::string_view target) {
+  std::string_view name = quant_op_name(target);
+  return name == "quantize_per_tensor" || name == "dequantize_per_tensor" || name == "quantize_per_channel" ||
+         name == "dequantize_per_channel" || name == "dequantize_per_channel_group";
+}
+
+Constness::Constness(const Graph& graph) : graph_(&graph) {
+  for (Value* v : graph.placeholders()) inputs_[v] = Input{};
+}
+
+Constness::Constness(const ExportedProgram& program) : ep_(&program), graph_(&program.graph()) {
+  std::set<std::string> mutated_buffers, mutated_params;
+  for (const OutputSpec& os : program.output_specs) {
+    if (os.kind == OutputKind::BufferMutation) mutated_buffers.insert(os.target);
+    if (os.kind == OutputKind::ParameterMutation) mutated_params.insert(os.target);
+  }
+  // A buffer that views the storage of a mutated one changes with it (a
+  // delegate that prepacked it would keep stale values).
+  std::unordered_map<const Storage*, std::string> mutated_storage;
+  for (const InputSpec& s : program.input_specs) {
+    if (s.kind != InputKind::Buffer || !mutated_buffers.count(s.target)) continue;
+    if (const Tensor* t = program.state_tensor(s); t && t->storage) mutated_storage.emplace(t->storage.get(), s.target);
+  }
+  const auto& graph_inputs = program.graph().inputs();
+  for (size_t i = 0; i < graph_inputs.size(); ++i) {
+    const Value* v = single_value(graph_inputs[i]);
+    if (!v) continue;
+    Input in;
+    if (i >= program.input_specs.size()) {  // a broken signature: classify nothing
+      inputs_[v] = in;
+      continue;
+    }
+    const InputSpec& s = program.input_specs[i];
+    in.spec = &s;
+    switch (s.kind) {
+      case InputKind::Parameter:
+        in.origin = Origin::Parameter;
+        in.mutated = mutated_params.count(s.target) != 0;
+        break;
+      case InputKind::Buffer: {
+        in.origin = Origin::ConstantBuffer;
+        if (mutated_buffers.count(s.target)) {
+          in.origin = Origin::MutableBuffer;
+        } else if (const Tensor* t = program.state_tensor(s); t && t->storage) {
+          auto it = mutated_storage.find(t->storage.get());
+          if (it != mutated_storage.end()) {
+            in.origin = Origin::MutableBuffer;
+            in.shares_with = it->second;
+          }
+        }
+        break;
+      }
+      case InputKind::TensorConstant: in.origin = Origin::LiftedConstant; break;
+      case InputKind::UserInput:
+      case InputKind::Token: in.origin = Origin::UserInput; break;
+      case InputKind::CustomObj:
+      case InputKind::ConstantInput: in.origin = Origin::Unknown; break;
+    }
+    inputs_[v] = in;
+  }
+}
+
+const InputSpec* Constness::input_spec(const Value* placeholder) const {
+  auto it = inputs_.find(placeholder);
+  return it == inputs_.end() ? nullptr : it->second.spec;
+}
+
+Origin Constness::origin(const Value* v) const {
+  if (!v || v->graph() != graph_) return Origin::Unknown;
+  if (!v->is_placeholder()) return Origin::Computed;
+  auto it = inputs_.find(v);
+  return it == inputs_.end() ? Origin::Unknown : it->second.origin;
+}
+
+bool Constness::is_compile_time_constant(const Value* v) const {
+  switch (origin(v)) {
+    case Origin::Parameter: return !inputs_.at(v).mutated;
+    case Origin::ConstantBuffer:
+    case Origin::LiftedConstant: return true;
+    default: return false;
+  }
+}
+
+bool Constness::is_constant_weight(const Value* v) const { return weight(v, 0); }
+
+bool Constness::weight(const Value* v, int depth) const {
+  if (!v || v->graph() != graph_) return false;
+  if (v->is_placeholder()) return is_compile_time_constant(v);
+  if (auto it = weight_memo_.find(v); it != weight_memo_.end()) return it->second;
+  const Node* p = v->producer();
+  bool result = depth < kMaxDepth && is_quantize_op(p->target());
+  if (result) {
+    for (const auto& in : p->inputs()) {
+      in.arg.for_each_value([&](Value* u) { result = result && weight(u, depth + 1); });
+      if (!result) break;
+    }
+  }
+  weight_memo_[v] = result;
+  return result;
+}
+
+std::string Constness::explain(const Value* v) const { return weight(v, 0) ? "" : explain(v, 0); }
+
+std::string Constness::explain(const Value* v, int depth) const {
+  if (!v) return "is None";
+  if (v->graph() != graph_) return "is a value of another graph";
+  const std::string name = "'" + v->name() + "'";
+  if (v->is_placeholder()) {
+    auto it = inputs_.find(v);
+    const Input* in = it == inputs_.end() ? nullptr : &it->second;
+    if (!ep_) return "is graph input " + name + ", which cannot be classified without a program";
+    if (!in || !in->spec) return "is graph input " + name + ", which has no input spec";
+    const std::string target = "'" + in->spec->target + "'";
+    switch (in->origin) {
+      case Origin::UserInput: return "is user input " + name;
+      case Origin::MutableBuffer:
+        if (!in->shares_with.empty())
+          return "reads buffer " + target + ", which shares storage with mutable buffer '" + in->shares_with + "'";
+        return "reads mutable buffer " + target;
+      case Origin::Parameter: return "reads parameter " + target + ", which the program mutates";
+      case Origin::Unknown:
+        return "is " + std::string(input_kind_name(in->spec->kind)) + " input " + name + ", which is not a tensor constant";
+      default: return "";  // a constant
+    }
+  }
+  const Node* p = v->producer();
+  std::string by = "is computed at run time by '" + p->name() + "'";
+  if (!is_quantize_op(p->target()) || depth >= kMaxDepth) return by;
+  // A q/dq is constant when its operands are: name the one that is not.
+  for (const auto& in : p->inputs()) {
+    const Value* culprit = nullptr;
+    in.arg.for_each_value([&](Value* u) {
+      if (!culprit && !weight(u, depth + 1)) culprit = u;
+    });
+    if (culprit) return by + ": its input '" + culprit->name() + "' " + explain(culprit, depth + 1);
+  }
+  return by;
+}
+
+std::string Constness::describe(const Value* v) const {
+  if (!v) return "None";
+  if (v->is_placeholder()) {
+    const InputSpec* s = input_spec(v);
+    std::string what(origin_name(origin(v)));
+    for (char& c : what)
+      if (c == '_') c = ' ';
+    return s && !s->target.empty() ? what + " '" + s->target + "'" : what + " '" + v->name() + "'";
+  }
+  const Node* p = v->producer();
+  return "'" + p->name() + "' (" + std::string(quant_op_name(p->target())) + " of constants)";
+}
+
+}  // namespace lathe
