@@ -13,7 +13,7 @@ Graph::~Graph() {
 Value* Graph::make_value(ValueKind kind, const std::string& name) {
   std::string unique = names_.count(name) ? unique_name(name) : name;
   auto* v = new Value(kind, unique, this);
-  names_[unique] = v;
+  names_[v->name()] = v;
   return v;
 }
 
@@ -32,11 +32,11 @@ Status Graph::rename(Value* value, const std::string& name) {
   if (names_.count(name)) return make_error("cannot rename '" + value->name_ + "' to '" + name + "': name taken");
   names_.erase(value->name_);
   value->name_ = name;
-  names_[name] = value;
+  names_[value->name_] = value;
   return Status::Ok();
 }
 
-Value* Graph::find_value(const std::string& name) const {
+Value* Graph::find_value(std::string_view name) const {
   auto it = names_.find(name);
   return it == names_.end() ? nullptr : it->second;
 }

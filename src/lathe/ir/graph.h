@@ -69,7 +69,7 @@ class Graph {
   void replace_all_uses(Value* from, Value* to);
   // Placeholder values, in input order (literal inputs skipped).
   std::vector<Value*> placeholders() const;
-  Value* find_value(const std::string& name) const;
+  Value* find_value(std::string_view name) const;
   // A name not yet used in this graph, derived from `base`.
   std::string unique_name(const std::string& base);
   // Renames a value; fails if the name is taken.
@@ -92,7 +92,9 @@ class Graph {
   std::vector<std::unique_ptr<Value>> placeholder_values_;
   std::vector<Argument> outputs_;
   std::list<std::unique_ptr<Node>> nodes_;
-  std::unordered_map<std::string, Value*> names_;
+  // Keys view each value's own name (values never move), so a large graph
+  // does not store every name twice.
+  std::unordered_map<std::string_view, Value*> names_;
   std::unordered_map<std::string, size_t> name_counters_;
   bool single_tensor_return_ = false;
 };

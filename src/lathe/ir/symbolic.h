@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -17,16 +18,25 @@ struct SymExpr {
   bool operator==(const SymExpr&) const = default;
 };
 
-// A dimension or offset: concrete, or a symbolic expression.
-struct SymDim {
-  std::variant<int64_t, SymExpr> v;
-  SymDim() : v(int64_t{0}) {}
-  SymDim(int64_t n) : v(n) {}  // NOLINT(implicit)
-  SymDim(SymExpr e) : v(std::move(e)) {}  // NOLINT(implicit)
-  bool is_concrete() const { return v.index() == 0; }
-  int64_t value() const { return std::get<0>(v); }
-  const SymExpr& expr() const { return std::get<1>(v); }
-  bool operator==(const SymDim&) const = default;
+// A dimension or offset: concrete, or a symbolic expression. Kept to 16
+// bytes because every tensor value carries several (sizes, strides, offset):
+// the rare expression lives behind a shared, immutable pointer.
+class SymDim {
+ public:
+  SymDim() = default;
+  SymDim(int64_t n) : value_(n) {}  // NOLINT(implicit)
+  SymDim(SymExpr e) : expr_(std::make_shared<const SymExpr>(std::move(e))) {}  // NOLINT(implicit)
+  bool is_concrete() const { return expr_ == nullptr; }
+  int64_t value() const { return value_; }
+  const SymExpr& expr() const { return *expr_; }
+  bool operator==(const SymDim& o) const {
+    if (is_concrete() != o.is_concrete()) return false;
+    return is_concrete() ? value_ == o.value_ : *expr_ == *o.expr_;
+  }
+
+ private:
+  int64_t value_ = 0;
+  std::shared_ptr<const SymExpr> expr_;
 };
 
 struct SymFloatValue {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -63,13 +64,14 @@ class Value {
   // Tensor metadata (tensors only).
   const std::optional<TensorMeta>& meta() const { return meta_; }
   void set_meta(TensorMeta meta) { meta_ = std::move(meta); }
+  using Sym = std::variant<SymDim, SymBoolValue, SymFloatValue>;
   // Symbolic value description (sym ints/bools/floats), as recorded in the
   // graph's sym_*_values tables.
-  const std::optional<std::variant<SymDim, SymBoolValue, SymFloatValue>>& sym() const { return sym_; }
-  void set_sym(std::variant<SymDim, SymBoolValue, SymFloatValue> s) { sym_ = std::move(s); }
+  const std::optional<Sym>& sym() const { return extra_ ? extra_->sym : kNoSym; }
+  void set_sym(Sym s) { mutable_extra().sym = std::move(s); }
   // Class of a custom object.
-  const std::string& class_fqn() const { return class_fqn_; }
-  void set_class_fqn(std::string fqn) { class_fqn_ = std::move(fqn); }
+  const std::string& class_fqn() const { return extra_ ? extra_->class_fqn : kNoClass; }
+  void set_class_fqn(std::string fqn) { mutable_extra().class_fqn = std::move(fqn); }
 
   // One entry per use (a node that reads the value twice appears twice).
   const std::vector<Use>& uses() const { return uses_; }
@@ -83,9 +85,21 @@ class Value {
   std::string name_;
   Graph* graph_;
   Node* producer_ = nullptr;
+  // What only symbolic values and custom objects have lives out of line, so
+  // the common tensor value stays small (a large graph has many).
+  struct Extra {
+    std::optional<Sym> sym;
+    std::string class_fqn;
+  };
+  Extra& mutable_extra() {
+    if (!extra_) extra_ = std::make_unique<Extra>();
+    return *extra_;
+  }
+  inline static const std::optional<Sym> kNoSym;
+  inline static const std::string kNoClass;
+
   std::optional<TensorMeta> meta_;
-  std::optional<std::variant<SymDim, SymBoolValue, SymFloatValue>> sym_;
-  std::string class_fqn_;
+  std::unique_ptr<Extra> extra_;
   std::vector<Use> uses_;
 };
 

@@ -138,7 +138,7 @@ Result<lathe::Value*> ProgramDecoder::define(Graph& g, Node* producer, ValueKind
 }
 
 Result<lathe::Value*> ProgramDecoder::lookup(Graph& g, std::string_view name, const JsonPath& p) {
-  lathe::Value* v = g.find_value(std::string(name));
+  lathe::Value* v = g.find_value(name);
   if (!v) return r_.error(p, "references undefined value '" + std::string(name) + "'");
   return v;
 }
