@@ -1,0 +1,230 @@
+// addmm_mm_to_linear
+//
+//   BEFORE                                    AFTER
+//
+//   w ──► t(w) / permute(w, [1, 0]) ──┐
+//   x ────────────────────────────────┤       x ──┐
+//   b ────────────────────────────────┴►addmm  w ──┼──► linear(x, w, b)
+//                                              b ──┘
+//   mm(x, T(w))  ->  linear(x, w)
+//
+// (The transpose is left for remove_dead_code if nothing else reads it.)
+//
+// Why a guard: backends prepack a linear's weight when they build the
+// delegate. Turning a matmul against a runtime matrix into a linear made the
+// Vulkan delegate abort at load (linear-rewrite.md §2), so the rewrite fires
+// only when w is a compile-time constant weight (analysis/constness.h: a
+// parameter, a never-mutated buffer, a lifted constant, or q/dq of those).
+// It also checks what the identity silently assumes: T really swaps the two
+// dims of a 2-D w; addmm's alpha and beta are 1 (other values are kept, not
+// scaled: a scaled rewrite would need a new constant and a mul, and backends
+// would see a different pattern); the bias is 1-D with one entry per output
+// feature (a 2-D addmm input is not a linear bias).
+//
+// Every candidate (each addmm/mm) leaves an explain record: rewritten, or
+// kept and why, naming the operand and, for a computed one, its producer:
+//   mm 'mm' kept: weight 'permute' is computed at run time by 'squeeze_1'
+#include "lathe/passes/addmm_mm_to_linear.h"
+
+#include <optional>
+
+#include "lathe/analysis/constness.h"
+#include "lathe/core/log.h"
+#include "lathe/ir/printer.h"
+#include "lathe/ir/rewriter.h"
+
+namespace lathe {
+
+namespace {
+
+constexpr std::string_view kAddmm = "torch.ops.aten.addmm.default";
+constexpr std::string_view kMm = "torch.ops.aten.mm.default";
+constexpr std::string_view kLinear = "torch.ops.aten.linear.default";
+
+// What the matcher found: the operands of the linear to build, or why the
+// candidate cannot be one (constness is judged after, by the caller).
+struct Match {
+  std::string op;  // "addmm" / "mm", for messages
+  Value* input = nullptr;
+  Value* transposed = nullptr;  // mat2 = T(w)
+  Value* weight = nullptr;      // w
+  Value* bias = nullptr;        // addmm only
+  std::string refused;          // non-empty: kept, for this reason
+};
+
+std::string quoted(const Value* v) { return "'" + v->name() + "'"; }
+
+bool is_transpose(std::string_view target, bool* needs_dims) {
+  *needs_dims = target == "torch.ops.aten.permute.default" || target == "torch.ops.aten.permute_copy.default";
+  return *needs_dims || target == "torch.ops.aten.t.default" || target == "torch.ops.aten.t_copy.default";
+}
+
+// addmm's alpha/beta: absent or exactly 1 (int or float literal).
+std::optional<std::string> not_one(const Node* n, std::string_view name) {
+  const Argument* a = n->input(name);
+  if (!a) return std::nullopt;
+  if (auto* i = a->get_if<int64_t>(); i && *i == 1) return std::nullopt;
+  if (auto* d = a->get_if<double>(); d && *d == 1.0) return std::nullopt;
+  if (auto* s = a->get_if<SymIntArg>(); s && !s->is_value() && s->literal() == 1) return std::nullopt;
+  if (auto* s = a->get_if<SymFloatArg>(); s && !s->is_value() && s->literal() == 1.0) return std::nullopt;
+  return std::string(name) + " is " + format_argument(*a) + ", not 1";
+}
+
+std::string dims_text(const std::vector<SymDim>& sizes) {
+  std::string s = "[";
+  for (size_t i = 0; i < sizes.size(); ++i)
+    s += (i ? ", " : "") + (sizes[i].is_concrete() ? std::to_string(sizes[i].value()) : sizes[i].expr().expr);
+  return s + "]";
+}
+
+// Structural match of one candidate; nullopt if `n` is not addmm/mm at all.
+std::optional<Match> match(const Node* n) {
+  const std::string& target = n->target();
+  bool addmm = target == kAddmm;
+  if (!addmm && target != kMm) return std::nullopt;
+  Match m;
+  m.op = addmm ? "addmm" : "mm";
+  auto tensor = [&](std::string_view name) -> Value* {
+    const Argument* a = n->input(name);
+    return a ? a->tensor() : nullptr;
+  };
+  m.input = tensor(addmm ? "mat1" : "self");
+  m.transposed = tensor("mat2");
+  if (addmm) m.bias = tensor("self");
+  if (!m.input || !m.transposed || (addmm && !m.bias)) {
+    m.refused = "its tensor arguments are not where the aten schema puts them";
+    return m;
+  }
+
+  const Node* t = m.transposed->producer();
+  bool needs_dims = false;
+  if (!t) {
+    m.refused = "mat2 " + quoted(m.transposed) + " is a graph input, not a transposed weight";
+    return m;
+  }
+  if (!is_transpose(t->target(), &needs_dims)) {
+    m.refused = "mat2 " + quoted(m.transposed) + " is " + t->op_name() + ", not a transpose (t, permute [1, 0])";
+    return m;
+  }
+  const Argument* self = t->input("self");
+  m.weight = self ? self->tensor() : nullptr;
+  if (!m.weight) {
+    m.refused = "mat2 " + quoted(m.transposed) + " transposes no tensor";
+    return m;
+  }
+  const auto& wmeta = m.weight->meta();
+  if (!wmeta) {
+    m.refused = "weight " + quoted(m.weight) + " has no shape metadata";
+    return m;
+  }
+  if (wmeta->sizes.size() != 2) {
+    m.refused = "weight " + quoted(m.weight) + " is " + std::to_string(wmeta->sizes.size()) + "-D, not 2-D";
+    return m;
+  }
+  if (needs_dims) {
+    const Argument* dims = t->input("dims");
+    const IntList* list = dims ? dims->get_if<IntList>() : nullptr;
+    bool swap = list && list->items.size() == 2;
+    // [1, 0] and its negative spellings ([-1, -2], [1, -2], ...).
+    for (size_t i = 0; swap && i < 2; ++i) {
+      int64_t d = list->items[i];
+      swap = d >= -2 && d <= 1 && (d + 2) % 2 == static_cast<int64_t>(1 - i);
+    }
+    if (!swap) {
+      m.refused = "mat2 " + quoted(m.transposed) + " permutes dims " + (dims ? format_argument(*dims) : "?") +
+                  ", not [1, 0]";
+      return m;
+    }
+  }
+  if (addmm) {
+    for (std::string_view scalar : {"beta", "alpha"}) {
+      if (auto why = not_one(n, scalar)) {
+        m.refused = *why;
+        return m;
+      }
+    }
+    const auto& bmeta = m.bias->meta();
+    if (!bmeta) {
+      m.refused = "bias " + quoted(m.bias) + " has no shape metadata";
+      return m;
+    }
+    if (bmeta->sizes.size() != 1) {
+      m.refused = "bias " + quoted(m.bias) + " is " + std::to_string(bmeta->sizes.size()) + "-D " +
+                  dims_text(bmeta->sizes) + ", not a 1-D bias";
+      return m;
+    }
+    if (!(bmeta->sizes[0] == wmeta->sizes[0])) {
+      m.refused = "bias " + quoted(m.bias) + " has shape " + dims_text(bmeta->sizes) + ", not " +
+                  dims_text({wmeta->sizes[0]}) + " (one entry per output feature)";
+      return m;
+    }
+  }
+  return m;
+}
+
+// Does w's non-constness rest on a placeholder nobody could classify (a
+// bare graph)? Those are the refusals the warning is about.
+bool rests_on_unclassified_input(const Constness& k, const Value* w, int depth = 0) {
+  if (w->is_placeholder()) return k.origin(w) == Origin::Unknown;
+  if (depth > 32 || !Constness::is_quantize_op(w->producer()->target())) return false;
+  bool any = false;
+  for (const auto& in : w->producer()->inputs())
+    in.arg.for_each_value([&](Value* u) { any = any || rests_on_unclassified_input(k, u, depth + 1); });
+  return any;
+}
+
+// Runs over every candidate; returns whether something was rewritten.
+Result<bool> rewrite_all(Rewriter& rw, const Constness& k, PassContext& ctx, size_t* unclassified) {
+  bool changed = false;
+  // A snapshot: the loop inserts linears and erases the candidate it is on.
+  for (Node* n : rw.graph().nodes_snapshot()) {
+    std::optional<Match> m = match(n);
+    if (!m) continue;
+    std::string node = n->name();
+    std::string head = m->op + " '" + node + "' ";
+    if (!m->refused.empty()) {
+      ctx.kept(node, head + "kept: " + m->refused);
+      continue;
+    }
+    if (!k.is_constant_weight(m->weight)) {
+      if (unclassified && rests_on_unclassified_input(k, m->weight)) ++*unclassified;
+      ctx.kept(node, head + "kept: weight " + quoted(m->transposed) + " " + k.explain(m->weight));
+      continue;
+    }
+    std::vector<NamedArgument> args;
+    args.reserve(3);
+    args.push_back(NamedArgument{"input", TensorRef{m->input}, ArgKind::Positional});
+    args.push_back(NamedArgument{"weight", TensorRef{m->weight}, ArgKind::Positional});
+    if (m->bias) args.push_back(NamedArgument{"bias", TensorRef{m->bias}, ArgKind::Positional});
+    Value* weight = m->weight;
+    LATHE_ASSIGN_OR_RETURN(Value * linear, rw.replace_node(n, std::string(kLinear), std::move(args), "linear"));
+    changed = true;
+    if (ctx.record_rewrites())
+      ctx.rewritten(node, head + "rewritten: linear " + quoted(linear) + " (weight " + quoted(weight) + " is " +
+                              k.describe(weight) + ")");
+  }
+  return changed;
+}
+
+}  // namespace
+
+Result<bool> AddmmMmToLinear::run(ExportedProgram& program, PassContext& ctx) {
+  Constness k(program);
+  Rewriter rw(program);
+  return rewrite_all(rw, k, ctx, nullptr);
+}
+
+Result<bool> AddmmMmToLinear::run_on_graph(Graph& graph, PassContext& ctx) {
+  Constness k(graph);
+  Rewriter rw(graph);
+  size_t unclassified = 0;
+  LATHE_ASSIGN_OR_RETURN(bool changed, rewrite_all(rw, k, ctx, &unclassified));
+  if (unclassified > 0) {
+    log(LogLevel::Warning, std::string(kName) + " on a bare graph: kept " + std::to_string(unclassified) +
+                               " candidate(s) whose weight is a graph input; without the program's signature a "
+                               "parameter cannot be told from a user input, so none was rewritten");
+  }
+  return changed;
+}
+
+}  // namespace lathe

@@ -1,0 +1,58 @@
+#include "lathe/passes/pass_registry.h"
+
+#include "lathe/passes/addmm_mm_to_linear.h"
+#include "lathe/passes/pass_manager.h"
+#include "lathe/passes/remove_dead_code.h"
+
+namespace lathe {
+
+Status PassRegistry::add(Factory factory) {
+  std::unique_ptr<Pass> sample = factory();
+  if (!sample) return make_error("pass factory made nothing");
+  std::string name(sample->name());
+  for (const auto& e : entries_)
+    if (e.name == name) return make_error("pass '" + name + "' is registered twice");
+  entries_.push_back(Entry{name, std::string(sample->description()), std::move(factory)});
+  return Status::Ok();
+}
+
+std::vector<std::string> PassRegistry::names() const {
+  std::vector<std::string> out;
+  for (const auto& e : entries_) out.push_back(e.name);
+  return out;
+}
+
+Result<std::unique_ptr<Pass>> PassRegistry::create(const std::string& name) const {
+  for (const auto& e : entries_)
+    if (e.name == name) return e.make();
+  return make_error("unknown pass '" + name + "'; passes: " + join_names(names()));
+}
+
+Result<std::vector<std::unique_ptr<Pass>>> PassRegistry::create_list(const std::string& comma_separated) const {
+  std::vector<std::unique_ptr<Pass>> out;
+  size_t start = 0;
+  while (start <= comma_separated.size()) {
+    size_t end = comma_separated.find(',', start);
+    if (end == std::string::npos) end = comma_separated.size();
+    std::string item = comma_separated.substr(start, end - start);
+    size_t a = item.find_first_not_of(" \t"), b = item.find_last_not_of(" \t");
+    item = a == std::string::npos ? "" : item.substr(a, b - a + 1);
+    if (item.empty()) return make_error("empty pass name in '" + comma_separated + "'; passes: " + join_names(names()));
+    LATHE_ASSIGN_OR_RETURN(std::unique_ptr<Pass> p, create(item));
+    out.push_back(std::move(p));
+    start = end + 1;
+  }
+  return out;
+}
+
+const PassRegistry& builtin_passes() {
+  static const PassRegistry registry = [] {
+    PassRegistry r;
+    (void)r.add([] { return std::make_unique<AddmmMmToLinear>(); });
+    (void)r.add([] { return std::make_unique<RemoveDeadCode>(); });
+    return r;
+  }();
+  return registry;
+}
+
+}  // namespace lathe

@@ -1,0 +1,98 @@
+// remove_dead_code
+//
+//   BEFORE                                AFTER
+//
+//   %t = aten.t(%w)          (unused)
+//   %y = aten.linear(%x, %w, %b)          %y = aten.linear(%x, %w, %b)
+//   output %y                             output %y
+//
+// Why so conservative: dropping a node is only sound if the node does
+// nothing but compute its values. Kept, always:
+//   - program inputs (even unused: they are the calling convention) and
+//     anything an output reads (mutation outputs included: they are uses);
+//   - nodes that define no value (they exist for their effect);
+//   - in-place and out= ops (`aten.copy_.default`, `aten.add_.Tensor`,
+//     `aten.add.out`): they write into an argument;
+//   - asserts, prints, constraints, dependency tokens: their effect is the
+//     point (`aten._assert_async`, `aten._assert_scalar`, ...);
+//   - random ops: dropping one shifts the generator for every later one;
+//   - anything outside aten and quantized_decomposed (higher_order ops,
+//     custom ops, Python operators): Lathe does not know their effects.
+// Nodes are visited last to first, so a dead chain goes in one sweep.
+#include "lathe/passes/remove_dead_code.h"
+
+#include <algorithm>
+#include <iterator>
+
+#include "lathe/ir/rewriter.h"
+
+namespace lathe {
+
+namespace {
+
+// aten ops whose whole purpose is an effect, or that consume randomness.
+constexpr std::string_view kEffectfulAten[] = {
+    "_assert_async", "_assert_scalar", "_assert_tensor_metadata", "_print", "sym_constrain_range",
+    "sym_constrain_range_for_size", "_functional_assert_async", "_functional_assert_scalar",
+    "_functional_sym_constrain_range", "_functional_sym_constrain_range_for_size", "_make_dep_token",
+    "record_stream", "set", "resize", "_resize_output",
+    // randomness
+    "rand", "rand_like", "randn", "randn_like", "randint", "randint_like", "randperm", "bernoulli", "normal",
+    "poisson", "multinomial", "binomial", "uniform", "exponential", "geometric", "cauchy", "log_normal", "random",
+    "dropout", "native_dropout", "feature_dropout", "alpha_dropout", "feature_alpha_dropout", "_fused_dropout",
+    "rrelu", "rrelu_with_noise", "_standard_gamma", "_sample_dirichlet", "_dirichlet_grad", "seed", "manual_seed"};
+
+bool has_uses(const Node* n) {
+  bool any_value = false;
+  for (const Argument& out : n->outputs()) {
+    bool used = false;
+    out.for_each_value([&](Value* v) {
+      any_value = true;
+      used = used || v->has_uses();
+    });
+    if (used) return true;
+  }
+  // A node without values exists for its effect: treat it as used.
+  return !any_value;
+}
+
+}  // namespace
+
+bool RemoveDeadCode::is_removable_op(std::string_view target) {
+  constexpr std::string_view kPrefix = "torch.ops.";
+  if (target.substr(0, kPrefix.size()) != kPrefix) return false;  // Python operators, builtins: unknown
+  target.remove_prefix(kPrefix.size());
+  // namespace.name.overload
+  size_t dot1 = target.find('.');
+  if (dot1 == std::string_view::npos) return false;
+  std::string_view ns = target.substr(0, dot1);
+  std::string_view rest = target.substr(dot1 + 1);
+  size_t dot2 = rest.find('.');
+  std::string_view name = rest.substr(0, dot2);
+  std::string_view overload = dot2 == std::string_view::npos ? std::string_view() : rest.substr(dot2 + 1);
+  if (ns != "aten" && ns != "quantized_decomposed") return false;
+  if (name.empty() || name.back() == '_') return false;  // in place
+  if (overload == "out" || (overload.size() > 4 && overload.substr(overload.size() - 4) == "_out")) return false;
+  if (ns == "aten" && std::find(std::begin(kEffectfulAten), std::end(kEffectfulAten), name) != std::end(kEffectfulAten))
+    return false;
+  return true;
+}
+
+Result<bool> RemoveDeadCode::run(ExportedProgram& program, PassContext& ctx) {
+  return run_on_graph(program.graph(), ctx);
+}
+
+Result<bool> RemoveDeadCode::run_on_graph(Graph& graph, PassContext& ctx) {
+  Rewriter rw(graph);
+  bool changed = false;
+  std::vector<Node*> nodes = graph.nodes_snapshot();
+  for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+    Node* n = *it;
+    if (has_uses(n) || !is_removable_op(n->target())) continue;
+    LATHE_RETURN_IF_ERROR(rw.erase_node(n));
+    changed = true;
+  }
+  return changed;
+}
+
+}  // namespace lathe

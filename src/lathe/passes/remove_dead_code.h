@@ -1,0 +1,28 @@
+// remove_dead_code: drops nodes nobody reads, when dropping them cannot
+// change what the program does. See the .cpp for what counts as pure.
+#pragma once
+
+#include <string_view>
+
+#include "lathe/ir/graph.h"
+#include "lathe/passes/pass.h"
+
+namespace lathe {
+
+class RemoveDeadCode : public Pass {
+ public:
+  static constexpr std::string_view kName = "remove_dead_code";
+
+  std::string_view name() const override { return kName; }
+  std::string_view description() const override {
+    return "drop unused pure nodes (inputs, mutation outputs and side-effecting ops are kept)";
+  }
+  Result<bool> run(ExportedProgram& program, PassContext& ctx) override;
+  Result<bool> run_on_graph(Graph& graph, PassContext& ctx);
+
+  // Whether a node with this target may be dropped when its values are
+  // unused: known-pure aten and quantized_decomposed ops only.
+  static bool is_removable_op(std::string_view target);
+};
+
+}  // namespace lathe
