@@ -86,6 +86,9 @@ class ExportedProgram {
   std::vector<std::pair<std::string, int64_t>> opset_version;
   std::vector<std::pair<std::string, RangeConstraint>> range_constraints;
   SchemaVersion schema_version;
+  // Set when read from a pre-schema-8 file (PyTorch 2.2/2.3 wrote an integer
+  // version); such programs are upgraded and written as schema 8.
+  std::optional<int64_t> legacy_schema_version;
   std::vector<std::string> verifiers;
   std::string torch_version = "2.9.0";
   std::vector<std::string> guards_code;

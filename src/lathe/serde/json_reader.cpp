@@ -163,6 +163,12 @@ Result<SymExpr> Reader::sym_expr(Value& v, const JsonPath& p) const {
 
 Result<SymDim> Reader::sym_int(Value& v, const JsonPath& p) const {
   SymDim out;
+  od::json_type t;
+  if (auto err = v.type().get(t)) return failure(p, err, "a SymInt");
+  if (t == od::json_type::number) {  // pre-schema-8 files: a bare integer
+    LATHE_ASSIGN_OR_RETURN(int64_t i, int64(v, p));
+    return SymDim(i);
+  }
   LATHE_RETURN_IF_ERROR(union_member(v, p, [&](std::string_view key, Value& value, const JsonPath& mp) -> Status {
     if (key == "as_int") {
       LATHE_ASSIGN_OR_RETURN(int64_t i, int64(value, mp));

@@ -31,6 +31,7 @@ class ProgramDecoder {
  public:
   explicit ProgramDecoder(const JsonDecodeOptions& options) : r_(options.origin), options_(options) {}
   Result<std::unique_ptr<ExportedProgram>> decode(JValue& root);
+  Status decode_body(Object& root, const JsonPath& p, ExportedProgram& ep);
 
  private:
   Status decode_graph(JValue& v, const JsonPath& p, Graph& g, size_t depth);
@@ -823,27 +824,42 @@ Result<std::unique_ptr<ExportedProgram>> ProgramDecoder::decode(JValue& root_val
   simdjson::ondemand::json_type svt;
   if (auto err = sv.type().get(svt)) return r_.failure(svp, err, "a schema version");
   if (svt == simdjson::ondemand::json_type::number) {
+    // PyTorch 2.2/2.3 wrote an integer schema version and unions with every
+    // member present. Lathe reads them and upgrades them to schema 8.
     LATHE_ASSIGN_OR_RETURN(int64_t legacy, r_.int64(sv, svp));
-    return r_.error(svp, "schema version " + std::to_string(legacy) +
-                             " (an integer: written by PyTorch 2.2/2.3) is older than schema 8, which this "
-                             "version of Lathe reads");
-  }
-  bool have_major = false;
-  LATHE_RETURN_IF_ERROR(r_.for_each_member(sv, svp, [&](std::string_view k, JValue& x, const JsonPath& xp) -> Status {
-    if (k == "major") {
-      LATHE_ASSIGN_OR_RETURN(ep->schema_version.major, r_.int64(x, xp));
-      have_major = true;
-    } else if (k == "minor") {
-      LATHE_ASSIGN_OR_RETURN(ep->schema_version.minor, r_.int64(x, xp));
+    if (legacy < 1 || legacy > 7) {
+      return r_.error(svp, "integer schema version " + std::to_string(legacy) + " is not one PyTorch wrote");
     }
-    return Status::Ok();
-  }));
-  if (!have_major) return r_.error(svp, "missing field 'major'");
-  if (ep->schema_version.major != 8) {
-    return r_.error(svp, "schema major version " + std::to_string(ep->schema_version.major) +
-                             " is not supported (Lathe reads schema 8)");
+    ep->legacy_schema_version = legacy;
+    ep->schema_version = SchemaVersion{8, 0};
+  } else {
+    bool have_major = false;
+    LATHE_RETURN_IF_ERROR(r_.for_each_member(sv, svp, [&](std::string_view k, JValue& x, const JsonPath& xp) -> Status {
+      if (k == "major") {
+        LATHE_ASSIGN_OR_RETURN(ep->schema_version.major, r_.int64(x, xp));
+        have_major = true;
+      } else if (k == "minor") {
+        LATHE_ASSIGN_OR_RETURN(ep->schema_version.minor, r_.int64(x, xp));
+      }
+      return Status::Ok();
+    }));
+    if (!have_major) return r_.error(svp, "missing field 'major'");
+    if (ep->schema_version.major != 8) {
+      return r_.error(svp, "schema major version " + std::to_string(ep->schema_version.major) +
+                               " is not supported (Lathe reads schema 8, and the integer versions before it)");
+    }
   }
+  Status body = decode_body(root, p, *ep);
+  if (!body.ok() && ep->legacy_schema_version) {
+    return Error(body.error().message() + " (in a schema-" + std::to_string(*ep->legacy_schema_version) +
+                 " program, written by PyTorch 2.2/2.3, which Lathe upgrades to schema 8)");
+  }
+  if (!body.ok()) return body.error();
+  return ep;
+}
 
+Status ProgramDecoder::decode_body(Object& root, const JsonPath& p, ExportedProgram& program) {
+  ExportedProgram* ep = &program;
   JsonPath gp = p.field("graph_module");
   LATHE_ASSIGN_OR_RETURN(JValue gmv, r_.field(root, "graph_module", p));
   LATHE_ASSIGN_OR_RETURN(Object gm, r_.object(gmv, gp));
@@ -917,7 +933,15 @@ Result<std::unique_ptr<ExportedProgram>> ProgramDecoder::decode(JValue& root_val
     ep->torch_version = "<=2.4";  // the schema's default for files that predate the field
   }
   LATHE_RETURN_IF_ERROR(strings("guards_code", ep->guards_code));
-  return ep;
+  if (ep->verifiers.empty()) {
+    // Before `verifiers`, the dialect was one string.
+    LATHE_ASSIGN_OR_RETURN(std::optional<JValue> dialect, r_.optional_field(root, "dialect", p));
+    if (dialect) {
+      LATHE_ASSIGN_OR_RETURN(std::string_view d, r_.string(*dialect, p.field("dialect")));
+      ep->verifiers.emplace_back(d);
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace

@@ -201,11 +201,6 @@ Result<Program> ArchiveReader::read() {
 // Flat archives from torch.export.save in PyTorch 2.2-2.7.
 Result<Program> read_legacy(const ZipReader& zip, const std::string& path, const Pt2ReadOptions& options) {
   const ZipEntry* ep_entry = zip.find("serialized_exported_program.json");
-  std::string version = "?";
-  if (const ZipEntry* v = zip.find("version")) {
-    LATHE_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, zip.read(*v));
-    version = std::string(reinterpret_cast<const char*>(bytes.data()), std::min<size_t>(bytes.size(), 32));
-  }
   LATHE_RETURN_IF_ERROR(zip.check_crc(*ep_entry));
   LATHE_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, zip.read(*ep_entry));
   std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
@@ -214,10 +209,12 @@ Result<Program> read_legacy(const ZipReader& zip, const std::string& path, const
   jopts.max_depth = options.max_json_depth;
   // Decoding first gives the most specific error (e.g. a pre-schema-8 file).
   LATHE_ASSIGN_OR_RETURN(std::unique_ptr<ExportedProgram> ep, decode_program_json(text, jopts));
-  (void)ep;
-  return make_error(path + ": flat torch.export archive (version record '" + version +
-                    "', PyTorch 2.4-2.7) keeps its weights in torch.save pickles (serialized_state_dict.pt); "
-                    "this version of Lathe reads PT2 archives with raw weights (PyTorch 2.9+) only");
+  std::string writer = ep->legacy_schema_version
+                           ? "schema " + std::to_string(*ep->legacy_schema_version) + ", PyTorch 2.2/2.3"
+                           : "schema 8, PyTorch 2.4-2.7";
+  return make_error(path + ": flat torch.export archive (" + writer +
+                    ") keeps its weights in torch.save pickles (serialized_state_dict); this version of Lathe "
+                    "reads PT2 archives with raw weights (PyTorch 2.9+) only");
 }
 
 }  // namespace
