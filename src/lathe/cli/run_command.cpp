@@ -1,0 +1,174 @@
+#include "lathe/cli/run_command.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "lathe/cli/commands.h"
+#include "lathe/runtime/compare.h"
+#include "lathe/runtime/executor.h"
+#include "lathe/runtime/npy.h"
+#include "lathe/runtime/parallel.h"
+#include "lathe/runtime/reference.h"
+#include "lathe/serde/pt2.h"
+
+namespace lathe::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string describe_inputs(const Executor& ex) {
+  std::string s;
+  for (const IoInfo& in : ex.user_inputs()) {
+    s += (s.empty() ? "" : ", ") + in.name;
+    if (in.meta) {
+      s += " " + std::string(dtype_name(in.meta->dtype)) + " [";
+      for (size_t d = 0; d < in.meta->sizes.size(); ++d) {
+        const SymDim& dim = in.meta->sizes[d];
+        s += (d ? ", " : "") + (dim.is_concrete() ? std::to_string(dim.value()) : dim.expr().expr);
+      }
+      s += "]";
+    }
+  }
+  return s;
+}
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+}  // namespace
+
+int run_run(const RunOptions& o, std::ostream& out, std::ostream& err) {
+  auto fail = [&](const std::string& msg) {
+    err << "lathe run: " << msg << "\n";
+    return 1;
+  };
+  set_num_threads(std::max(1, o.threads));
+  auto program = read_pt2(o.path);
+  if (!program.ok()) return fail(program.error().message());
+  const Method* method = nullptr;
+  if (!o.method.empty()) {
+    method = program->find_method(o.method);
+    if (!method) return fail("no method '" + o.method + "' in " + o.path);
+  } else if (program->methods.size() == 1) {
+    method = &program->methods[0];
+  } else {
+    std::string names;
+    for (const auto& m : program->methods) names += (names.empty() ? "" : ", ") + m.name;
+    return fail(o.path + " has methods " + names + "; pick one with --method");
+  }
+  auto executor = Executor::create(*method->program);
+  if (!executor.ok()) return fail(method->name + ": " + executor.error().message());
+  Executor& ex = **executor;
+
+  // ---- inputs (and, for --check, expected outputs) ------------------------------------
+  const std::string ref_dir = reference_dir(o.path, method->name);
+  std::vector<ReferenceCall> calls;
+  if (!o.inputs.empty()) {
+    if (o.check) return fail("--check compares with the fixture's reference outputs for its own inputs; drop --inputs");
+    ReferenceCall c;
+    for (const std::string& p : o.inputs) {
+      auto t = read_npy(p);
+      if (!t.ok()) return fail(t.error().message());
+      c.inputs.push_back(std::move(t).value());
+    }
+    calls.push_back(std::move(c));
+  } else if (fs::exists(fs::path(ref_dir) / "call_0")) {
+    auto loaded = load_reference_calls(ref_dir);
+    if (!loaded.ok()) return fail(loaded.error().message());
+    calls = std::move(loaded).value();
+    if (!o.check) calls.resize(1);
+  } else {
+    return fail("no inputs: pass --inputs a.npy[,b.npy...] for " + std::to_string(ex.user_inputs().size()) +
+                " user input(s) (" + describe_inputs(ex) + "); no reference inputs at " + ref_dir +
+                "/call_0 (the archive's sample inputs are not decoded yet)");
+  }
+
+  // ---- run --------------------------------------------------------------------------------
+  bool all_ok = true;
+  std::vector<Tensor> first_outputs;
+  for (size_t k = 0; k < calls.size(); ++k) {
+    auto result = ex.run(calls[k].inputs);
+    if (!result.ok()) return fail(method->name + (calls.size() > 1 ? " call " + std::to_string(k) : "") + ": " + result.error().message());
+    if (k == 0) first_outputs = *result;
+    if (!o.check) continue;
+    if (calls[k].outputs.size() != result->size()) {
+      return fail("call " + std::to_string(k) + ": " + std::to_string(result->size()) + " outputs but " +
+                  std::to_string(calls[k].outputs.size()) + " reference outputs");
+    }
+    for (size_t i = 0; i < result->size(); ++i) {
+      TensorDiff d = compare_tensors((*result)[i], calls[k].outputs[i], Tolerance{o.rtol, o.atol});
+      all_ok = all_ok && d.ok;
+      out << "call " << k << " output " << i << " '" << ex.user_outputs()[i].name << "': " << d.describe() << "  "
+          << (d.ok ? "ok" : "FAIL") << "\n";
+    }
+  }
+  if (o.check) {
+    out << (all_ok ? "check passed" : "check FAILED") << " (" << calls.size() << " call(s), tolerance rtol "
+        << fmt("%.3g", o.rtol) << ", atol " << fmt("%.3g", o.atol) << ")\n";
+  }
+
+  // ---- outputs ----------------------------------------------------------------------------
+  if (!o.out_dir.empty()) {
+    std::error_code ec;
+    fs::create_directories(o.out_dir, ec);
+    if (ec) return fail("cannot create " + o.out_dir + ": " + ec.message());
+  }
+  for (size_t i = 0; i < first_outputs.size(); ++i) {
+    const Tensor& t = first_outputs[i];
+    if (!o.check) {
+      out << "output " << i << " '" << ex.user_outputs()[i].name << "': " << dtype_name(t.dtype) << " "
+          << shape_string(t.sizes);
+    }
+    if (!o.out_dir.empty()) {
+      const std::string p = (fs::path(o.out_dir) / ("output_" + std::to_string(i) + ".npy")).string();
+      Status s = write_npy(p, t);
+      if (!s.ok()) return fail(s.error().message());
+      if (!o.check) out << " -> " << p;
+    }
+    if (!o.check) out << "\n";
+  }
+
+  // ---- timing -----------------------------------------------------------------------------
+  if (o.repeat > 0) {
+    std::vector<double> ms;
+    auto warm = ex.run(calls[0].inputs);  // first-touch of buffers and weights
+    if (!warm.ok()) return fail(warm.error().message());
+    for (int r = 0; r < o.repeat; ++r) {
+      auto t0 = std::chrono::steady_clock::now();
+      auto res = ex.run(calls[0].inputs);
+      auto t1 = std::chrono::steady_clock::now();
+      if (!res.ok()) return fail(res.error().message());
+      ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    const double median = ms[ms.size() / 2];
+    const double p90 = ms[std::min(ms.size() - 1, static_cast<size_t>(0.9 * static_cast<double>(ms.size())))];
+    out << "latency over " << o.repeat << " runs (" << num_threads() << " thread(s)): median " << fmt("%.4f", median)
+        << " ms, p90 " << fmt("%.4f", p90) << " ms\n";
+  }
+  return o.check && !all_ok ? 1 : 0;
+}
+
+Command add_run_command(CLI::App& app) {
+  auto o = std::make_shared<RunOptions>();
+  auto* cmd = app.add_subcommand("run", "Run a method on the portable runtime (inputs from .npy or the fixture's reference)");
+  cmd->add_option("file", o->path, "The .pt2 archive")->required();
+  cmd->add_option("--method", o->method, "Method to run (default: the only one)");
+  cmd->add_option("--inputs", o->inputs, "User inputs as .npy files, in signature order")->delimiter(',');
+  cmd->add_option("--out", o->out_dir, "Write user outputs as DIR/output_<i>.npy");
+  cmd->add_flag("--check", o->check, "Compare with the fixture's reference outputs (every reference call, in order)");
+  cmd->add_option("--repeat", o->repeat, "Time N more runs; print median and p90 latency")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--threads", o->threads, "Intra-op threads (default 1)")->check(CLI::PositiveNumber);
+  cmd->add_option("--rtol", o->rtol, "--check: tolerance relative to the output's max |ref| (default 1e-5)");
+  cmd->add_option("--atol", o->atol, "--check: absolute tolerance (default 0)");
+  return Command{cmd, [o] { return run_run(*o, std::cout, std::cerr); }};
+}
+
+}  // namespace lathe::cli

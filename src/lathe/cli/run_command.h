@@ -1,0 +1,31 @@
+// `lathe run FILE.pt2 [--method M] [--inputs a.npy,b.npy] [--out DIR]
+//                     [--check] [--repeat N] [--threads N] [--rtol X] [--atol X]`
+//
+// Runs one method on the portable runtime. Inputs default to the fixture's
+// reference inputs (<stem>.ref/<method>/call_0/input_*.npy beside the
+// archive). --check runs every reference call in order (state carried) and
+// compares with the stored outputs; --repeat times extra runs.
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace lathe::cli {
+
+struct RunOptions {
+  std::string path;
+  std::string method;               // empty: the only method
+  std::vector<std::string> inputs;  // .npy paths; empty: reference inputs
+  std::string out_dir;              // empty: write nothing
+  bool check = false;
+  int repeat = 0;
+  int threads = 1;
+  double rtol = 1e-5;
+  double atol = 0.0;
+};
+
+int run_run(const RunOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace lathe::cli

@@ -1,0 +1,61 @@
+#include "lathe/runtime/kernel_registry.h"
+
+#include "lathe/runtime/kernels/register.h"
+
+namespace lathe {
+
+namespace {
+std::string_view strip_prefix(std::string_view op) {
+  constexpr std::string_view kPrefix = "torch.ops.";
+  if (op.substr(0, kPrefix.size()) == kPrefix) op.remove_prefix(kPrefix.size());
+  return op;
+}
+}  // namespace
+
+void KernelRegistry::set(std::string op, KernelInfo info) {
+  kernels_[std::string(strip_prefix(op))] = info;
+}
+
+const KernelInfo* KernelRegistry::find(std::string_view target) const {
+  auto it = kernels_.find(strip_prefix(target));
+  return it == kernels_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> KernelRegistry::ops() const {
+  std::vector<std::string> out;
+  for (const auto& [name, info] : kernels_) out.push_back(name);
+  return out;
+}
+
+const KernelRegistry& portable_kernels() {
+  static const KernelRegistry registry = [] {
+    KernelRegistry r;
+    kernels::register_binary_kernels(r);
+    kernels::register_unary_kernels(r);
+    kernels::register_matmul_kernels(r);
+    kernels::register_view_kernels(r);
+    kernels::register_copy_kernels(r);
+    kernels::register_index_kernels(r);
+    kernels::register_reduce_kernels(r);
+    kernels::register_softmax_kernels(r);
+    kernels::register_norm_kernels(r);
+    kernels::register_conv_kernels(r);
+    kernels::register_pool_kernels(r);
+    kernels::register_attention_kernels(r);
+    kernels::register_factory_kernels(r);
+    kernels::register_sym_kernels(r);
+    return r;
+  }();
+  return registry;
+}
+
+}  // namespace lathe
+
+namespace lathe::kernels {
+
+void register_overloads(KernelRegistry& r, const char* name, std::initializer_list<const char*> overloads, KernelFn fn,
+                        OutputAlias alias) {
+  for (const char* o : overloads) r.set(std::string("aten.") + name + "." + o, KernelInfo{fn, alias});
+}
+
+}  // namespace lathe::kernels

@@ -1,0 +1,192 @@
+#include "lathe/runtime/kernels/gemm.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "lathe/runtime/parallel.h"
+
+// With GCC on x86-64, build an AVX2+FMA clone of the hot loops next to the
+// baseline (SSE2) one and pick at load time: the library stays portable to
+// any x86-64 while using the wide units where they exist.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+#define LATHE_SIMD_CLONES __attribute__((target_clones("arch=haswell", "default")))
+#else
+#define LATHE_SIMD_CLONES
+#endif
+
+// The baseline clone passes 32-byte vectors in SSE registers; these helpers
+// are inlined, so no such value crosses a call boundary.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+namespace lathe::kernels {
+
+namespace {
+
+typedef float v8 __attribute__((vector_size(32)));
+
+[[gnu::always_inline]] inline v8 load8(const float* p) {
+  v8 v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+[[gnu::always_inline]] inline void store8(float* p, v8 v) { std::memcpy(p, &v, sizeof(v)); }
+[[gnu::always_inline]] inline float hsum(v8 v) {
+  float s = 0;
+  for (int l = 0; l < 8; ++l) s += v[l];
+  return s;
+}
+
+// Rows [m0, m1) of C = A @ B with A rows contiguous (lda) and B rows
+// contiguous (ldb): 4x16 register blocks of C, each a sum over all of K.
+LATHE_SIMD_CLONES
+void nn_rows(int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t K, const float* A, int64_t lda, const float* B,
+             int64_t ldb, float* C, int64_t ldc) {
+  int64_t i = m0;
+  for (; i + 4 <= m1; i += 4) {
+    const float* a0 = A + i * lda;
+    const float* a1 = a0 + lda;
+    const float* a2 = a1 + lda;
+    const float* a3 = a2 + lda;
+    int64_t j = n0;
+    for (; j + 16 <= n1; j += 16) {
+      v8 c00 = {}, c01 = {}, c10 = {}, c11 = {}, c20 = {}, c21 = {}, c30 = {}, c31 = {};
+      for (int64_t k = 0; k < K; ++k) {
+        const v8 b0 = load8(B + k * ldb + j), b1 = load8(B + k * ldb + j + 8);
+        const v8 x0 = v8{} + a0[k], x1 = v8{} + a1[k], x2 = v8{} + a2[k], x3 = v8{} + a3[k];
+        c00 += x0 * b0; c01 += x0 * b1;
+        c10 += x1 * b0; c11 += x1 * b1;
+        c20 += x2 * b0; c21 += x2 * b1;
+        c30 += x3 * b0; c31 += x3 * b1;
+      }
+      store8(C + i * ldc + j, c00); store8(C + i * ldc + j + 8, c01);
+      store8(C + (i + 1) * ldc + j, c10); store8(C + (i + 1) * ldc + j + 8, c11);
+      store8(C + (i + 2) * ldc + j, c20); store8(C + (i + 2) * ldc + j + 8, c21);
+      store8(C + (i + 3) * ldc + j, c30); store8(C + (i + 3) * ldc + j + 8, c31);
+    }
+    for (int r = 0; r < 4; ++r) {
+      for (int64_t jj = j; jj < n1; ++jj) {
+        float s = 0;
+        for (int64_t k = 0; k < K; ++k) s += A[(i + r) * lda + k] * B[k * ldb + jj];
+        C[(i + r) * ldc + jj] = s;
+      }
+    }
+  }
+  for (; i < m1; ++i) {
+    const float* a = A + i * lda;
+    int64_t j = n0;
+    for (; j + 16 <= n1; j += 16) {
+      v8 c0 = {}, c1 = {};
+      for (int64_t k = 0; k < K; ++k) {
+        const v8 x = v8{} + a[k];
+        c0 += x * load8(B + k * ldb + j);
+        c1 += x * load8(B + k * ldb + j + 8);
+      }
+      store8(C + i * ldc + j, c0);
+      store8(C + i * ldc + j + 8, c1);
+    }
+    for (; j < n1; ++j) {
+      float s = 0;
+      for (int64_t k = 0; k < K; ++k) s += a[k] * B[k * ldb + j];
+      C[i * ldc + j] = s;
+    }
+  }
+}
+
+// C[i, j] = dot(A row i, W row j) for B = W^T with W rows contiguous (ldw).
+LATHE_SIMD_CLONES
+void nt_rows(int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t K, const float* A, int64_t lda, const float* W,
+             int64_t ldw, float* C, int64_t ldc) {
+  for (int64_t i = m0; i < m1; ++i) {
+    const float* a = A + i * lda;
+    int64_t j = n0;
+    for (; j + 4 <= n1; j += 4) {
+      const float* w0 = W + j * ldw;
+      const float* w1 = w0 + ldw;
+      const float* w2 = w1 + ldw;
+      const float* w3 = w2 + ldw;
+      v8 s0 = {}, s1 = {}, s2 = {}, s3 = {};
+      int64_t k = 0;
+      for (; k + 8 <= K; k += 8) {
+        const v8 x = load8(a + k);
+        s0 += x * load8(w0 + k);
+        s1 += x * load8(w1 + k);
+        s2 += x * load8(w2 + k);
+        s3 += x * load8(w3 + k);
+      }
+      float t0 = hsum(s0), t1 = hsum(s1), t2 = hsum(s2), t3 = hsum(s3);
+      for (; k < K; ++k) {
+        t0 += a[k] * w0[k];
+        t1 += a[k] * w1[k];
+        t2 += a[k] * w2[k];
+        t3 += a[k] * w3[k];
+      }
+      C[i * ldc + j] = t0;
+      C[i * ldc + j + 1] = t1;
+      C[i * ldc + j + 2] = t2;
+      C[i * ldc + j + 3] = t3;
+    }
+    for (; j < n1; ++j) {
+      const float* w = W + j * ldw;
+      v8 s = {};
+      int64_t k = 0;
+      for (; k + 8 <= K; k += 8) s += load8(a + k) * load8(w + k);
+      float t = hsum(s);
+      for (; k < K; ++k) t += a[k] * w[k];
+      C[i * ldc + j] = t;
+    }
+  }
+}
+
+// Copies a strided matrix into contiguous rows.
+std::vector<float> pack(const MatView& m, int64_t rows, int64_t cols) {
+  std::vector<float> out(static_cast<size_t>(rows * cols));
+  const float* p = static_cast<const float*>(m.data);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = p[r * m.row_stride + c * m.col_stride];
+  return out;
+}
+
+}  // namespace
+
+void gemm_f32(int64_t M, int64_t N, int64_t K, MatView A, MatView B, float* C, int64_t ldc) {
+  if (M == 0 || N == 0) return;
+  if (K == 0) {
+    for (int64_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + N, 0.0f);
+    return;
+  }
+  std::vector<float> a_packed, b_packed;
+  const float* a = static_cast<const float*>(A.data);
+  int64_t lda = A.row_stride;
+  if (A.col_stride != 1 && K > 1) {
+    a_packed = pack(A, M, K);
+    a = a_packed.data();
+    lda = K;
+  }
+  const float* b = static_cast<const float*>(B.data);
+  const bool b_transposed = B.row_stride == 1 && B.col_stride != 1 && N > 1;
+  int64_t ldb = b_transposed ? B.col_stride : B.row_stride;
+  if (!b_transposed && B.col_stride != 1 && N > 1) {
+    b_packed = pack(B, K, N);
+    b = b_packed.data();
+    ldb = N;
+  }
+  // Split the larger of M and N across threads, in blocks the kernels like.
+  const int64_t flops = M * N * K;
+  const int64_t threads = flops < 32768 ? 1 : num_threads();
+  auto run = [&](int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+    if (b_transposed) nt_rows(m0, m1, n0, n1, K, a, lda, b, ldb, C, ldc);
+    else nn_rows(m0, m1, n0, n1, K, a, lda, b, ldb, C, ldc);
+  };
+  if (threads <= 1) {
+    run(0, M, 0, N);
+  } else if (M >= 8 * threads) {
+    const int64_t blocks = (M + 3) / 4;
+    parallel_for(0, blocks, 1, [&](int64_t b0, int64_t b1) { run(b0 * 4, std::min(M, b1 * 4), 0, N); });
+  } else {
+    const int64_t blocks = (N + 15) / 16;
+    parallel_for(0, blocks, 1, [&](int64_t b0, int64_t b1) { run(0, M, b0 * 16, std::min(N, b1 * 16)); });
+  }
+}
+
+}  // namespace lathe::kernels

@@ -1,0 +1,39 @@
+// Matrix multiply core shared by matmul, linear, conv and attention.
+//
+//   C[M,N] = A[M,K] @ B[K,N]      (C contiguous rows of stride ldc)
+//
+// A and B take any strides. float32 has two vectorised paths: B with
+// contiguous rows (activations, im2col columns) and B with contiguous
+// columns (a transposed weight, t(W) as torch.export writes nn.Linear):
+// then each C element is a dot product of two contiguous rows and nothing
+// is repacked per call. Other dtypes use a plain triple loop.
+// Accumulation is in the element type, like BLAS.
+#pragma once
+
+#include <cstdint>
+
+namespace lathe::kernels {
+
+struct MatView {
+  const void* data;
+  int64_t row_stride;  // elements
+  int64_t col_stride;
+};
+
+void gemm_f32(int64_t M, int64_t N, int64_t K, MatView A, MatView B, float* C, int64_t ldc);
+
+template <typename T>
+void gemm_ref(int64_t M, int64_t N, int64_t K, MatView A, MatView B, T* C, int64_t ldc) {
+  const T* a = static_cast<const T*>(A.data);
+  const T* b = static_cast<const T*>(B.data);
+  for (int64_t i = 0; i < M; ++i) {
+    T* c = C + i * ldc;
+    for (int64_t j = 0; j < N; ++j) c[j] = T(0);
+    for (int64_t k = 0; k < K; ++k) {
+      const T av = a[i * A.row_stride + k * A.col_stride];
+      for (int64_t j = 0; j < N; ++j) c[j] += av * b[k * B.row_stride + j * B.col_stride];
+    }
+  }
+}
+
+}  // namespace lathe::kernels

@@ -1,0 +1,29 @@
+// One registration function per kernel family file; portable_kernels()
+// calls them all. Explicit calls, not static initialisers, so nothing
+// depends on the linker keeping unreferenced objects of a static library.
+#pragma once
+
+#include "lathe/runtime/kernel_registry.h"
+
+namespace lathe::kernels {
+
+void register_binary_kernels(KernelRegistry& r);     // binary.cpp
+void register_unary_kernels(KernelRegistry& r);      // unary.cpp
+void register_matmul_kernels(KernelRegistry& r);     // matmul.cpp
+void register_view_kernels(KernelRegistry& r);       // view.cpp
+void register_copy_kernels(KernelRegistry& r);       // copy.cpp
+void register_index_kernels(KernelRegistry& r);      // index.cpp
+void register_reduce_kernels(KernelRegistry& r);     // reduce.cpp
+void register_softmax_kernels(KernelRegistry& r);    // softmax.cpp
+void register_norm_kernels(KernelRegistry& r);       // norm.cpp
+void register_conv_kernels(KernelRegistry& r);       // conv.cpp
+void register_pool_kernels(KernelRegistry& r);       // pool.cpp
+void register_attention_kernels(KernelRegistry& r);  // attention.cpp
+void register_factory_kernels(KernelRegistry& r);    // factory.cpp
+void register_sym_kernels(KernelRegistry& r);        // sym.cpp
+
+// Registers `fn` under "aten.<name>.<overload>" for each overload given.
+void register_overloads(KernelRegistry& r, const char* name, std::initializer_list<const char*> overloads,
+                        KernelFn fn, OutputAlias alias = OutputAlias::None);
+
+}  // namespace lathe::kernels

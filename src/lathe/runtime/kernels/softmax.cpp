@@ -1,0 +1,71 @@
+#include "lathe/runtime/kernels/softmax.h"
+
+#include <cmath>
+
+#include "lathe/runtime/kernels/register.h"
+
+namespace lathe::kernels {
+
+Status softmax_out(const Tensor& in_raw, int64_t dim, bool log, Tensor& out) {
+  LATHE_RETURN_IF_ERROR(check_input(in_raw, "softmax", "self"));
+  LATHE_RETURN_IF_ERROR(check_out(out, out.dtype, in_raw.sizes, "softmax"));
+  const int64_t r = static_cast<int64_t>(in_raw.sizes.size());
+  LATHE_ASSIGN_OR_RETURN(int64_t d, normalize_dim(dim, r));
+  const Tensor in = as_contiguous(as_dtype(in_raw, out.dtype));
+  int64_t outer = 1, len = r == 0 ? 1 : in.sizes[d], inner = 1;
+  for (int64_t k = 0; k < d; ++k) outer *= in.sizes[k];
+  for (int64_t k = d + 1; k < r; ++k) inner *= in.sizes[k];
+  return dispatch<Types::Float>(out.dtype, "softmax", [&](auto tag) -> Status {
+    using T = decltype(tag);
+    const T* x = cdata<T>(in);
+    T* y = mdata<T>(out);
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t i = 0; i < inner; ++i) {
+        const T* xs = x + o * len * inner + i;
+        T* ys = y + o * len * inner + i;
+        if (len == 0) continue;
+        T mx = xs[0];
+        for (int64_t k = 1; k < len; ++k) mx = std::max(mx, xs[k * inner]);
+        // Like ATen: exp(x - max) summed, then scaled by 1/sum.
+        double sum = 0;
+        for (int64_t k = 0; k < len; ++k) {
+          const T e = std::exp(xs[k * inner] - mx);
+          if (!log) ys[k * inner] = e;
+          sum += e;
+        }
+        if (log) {
+          const T lse = static_cast<T>(std::log(sum));
+          for (int64_t k = 0; k < len; ++k) ys[k * inner] = xs[k * inner] - mx - lse;
+        } else {
+          const T inv = T(1) / static_cast<T>(sum);
+          for (int64_t k = 0; k < len; ++k) ys[k * inner] *= inv;
+        }
+      }
+    }
+    return Status::Ok();
+  });
+}
+
+namespace {
+
+template <bool log>
+Status softmax_kernel(KernelCall& c) {
+  LATHE_ASSIGN_OR_RETURN(const Tensor* self, c.tensor("self"));
+  LATHE_ASSIGN_OR_RETURN(int64_t dim, c.int_arg("dim"));
+  LATHE_ASSIGN_OR_RETURN(auto dtype, c.dtype_arg("dtype"));  // softmax.int only
+  DType dt = dtype.value_or(self->dtype);
+  if (is_integral(dt, true)) return make_error("softmax: needs a floating dtype, got " + std::string(dtype_name(dt)));
+  LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, dt, self->sizes));
+  return softmax_out(*self, dim, log, *out);
+}
+
+}  // namespace
+
+void register_softmax_kernels(KernelRegistry& r) {
+  register_overloads(r, "_softmax", {"default"}, softmax_kernel<false>);
+  register_overloads(r, "softmax", {"int"}, softmax_kernel<false>);
+  register_overloads(r, "_log_softmax", {"default"}, softmax_kernel<true>);
+  register_overloads(r, "log_softmax", {"int"}, softmax_kernel<true>);
+}
+
+}  // namespace lathe::kernels

@@ -1,0 +1,332 @@
+#include "lathe/runtime/kernels/unary.h"
+
+#include <cmath>
+#include <limits>
+
+#include "lathe/runtime/kernels/binary.h"
+#include "lathe/runtime/kernels/register.h"
+
+namespace lathe::kernels {
+
+namespace {
+
+bool keeps_dtype(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::Neg: case UnaryOp::Abs: case UnaryOp::Relu: case UnaryOp::Sign: case UnaryOp::Floor:
+    case UnaryOp::Ceil: case UnaryOp::Round: case UnaryOp::Trunc: case UnaryOp::BitwiseNot:
+    case UnaryOp::LeakyRelu: case UnaryOp::Hardtanh:
+      return true;
+    default:
+      return false;
+  }
+}
+
+template <typename T, typename O, typename F>
+void unary_loop(const Tensor& in, Tensor& out, F f) {
+  std::array<std::vector<int64_t>, 2> st{out.strides, in.strides};
+  O* po = mdata<O>(out);
+  const T* pi = cdata<T>(in);
+  for_each_row<2>(out.sizes, st, [&](const std::array<int64_t, 2>& off, int64_t n, const std::array<int64_t, 2>& s) {
+    O* __restrict o = po + off[0];
+    const T* __restrict x = pi + off[1];
+    if (s[0] == 1 && s[1] == 1) {
+      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i]);
+    } else {
+      for (int64_t i = 0; i < n; ++i) o[i * s[0]] = f(x[i * s[1]]);
+    }
+  });
+}
+
+// Formulas follow ATen's CPU kernels (computed in the element type, as
+// ATen does for float), so results agree to an ulp or two.
+template <typename T>
+Status float_op(UnaryOp op, const Tensor& in, Tensor& out, const UnaryParams& p) {
+  switch (op) {
+    case UnaryOp::Exp: unary_loop<T, T>(in, out, [](T x) { return std::exp(x); }); break;
+    case UnaryOp::Log: unary_loop<T, T>(in, out, [](T x) { return std::log(x); }); break;
+    case UnaryOp::Log2: unary_loop<T, T>(in, out, [](T x) { return std::log2(x); }); break;
+    case UnaryOp::Log1p: unary_loop<T, T>(in, out, [](T x) { return std::log1p(x); }); break;
+    case UnaryOp::Expm1: unary_loop<T, T>(in, out, [](T x) { return std::expm1(x); }); break;
+    case UnaryOp::Sqrt: unary_loop<T, T>(in, out, [](T x) { return std::sqrt(x); }); break;
+    case UnaryOp::Rsqrt: unary_loop<T, T>(in, out, [](T x) { return T(1) / std::sqrt(x); }); break;
+    case UnaryOp::Reciprocal: unary_loop<T, T>(in, out, [](T x) { return T(1) / x; }); break;
+    case UnaryOp::Sin: unary_loop<T, T>(in, out, [](T x) { return std::sin(x); }); break;
+    case UnaryOp::Cos: unary_loop<T, T>(in, out, [](T x) { return std::cos(x); }); break;
+    case UnaryOp::Erf: unary_loop<T, T>(in, out, [](T x) { return std::erf(x); }); break;
+    case UnaryOp::Sigmoid: unary_loop<T, T>(in, out, [](T x) { return T(1) / (T(1) + std::exp(-x)); }); break;
+    case UnaryOp::Tanh: unary_loop<T, T>(in, out, [](T x) { return std::tanh(x); }); break;
+    case UnaryOp::Silu: unary_loop<T, T>(in, out, [](T x) { return x / (T(1) + std::exp(-x)); }); break;
+    case UnaryOp::Gelu:
+      unary_loop<T, T>(in, out, [](T x) { return x * T(0.5) * (T(1) + std::erf(x * T(M_SQRT1_2))); });
+      break;
+    case UnaryOp::GeluTanh:
+      unary_loop<T, T>(in, out, [](T x) {
+        const T kBeta = T(M_SQRT2 * M_2_SQRTPI * 0.5);
+        const T kKappa = T(0.044715);
+        T inner = kBeta * (x + kKappa * x * x * x);
+        return T(0.5) * x * (T(1) + std::tanh(inner));
+      });
+      break;
+    case UnaryOp::Hardswish:
+      unary_loop<T, T>(in, out, [](T x) { return x * std::min(std::max(x + T(3), T(0)), T(6)) / T(6); });
+      break;
+    case UnaryOp::Hardsigmoid:
+      unary_loop<T, T>(in, out, [](T x) { return std::min(std::max(x + T(3), T(0)), T(6)) / T(6); });
+      break;
+    case UnaryOp::Elu: {
+      const T alpha = static_cast<T>(p.alpha);
+      unary_loop<T, T>(in, out, [alpha](T x) { return x > T(0) ? x : alpha * (std::exp(x) - T(1)); });
+      break;
+    }
+    case UnaryOp::Softplus: {
+      const T beta = static_cast<T>(p.beta), threshold = static_cast<T>(p.threshold);
+      unary_loop<T, T>(in, out, [=](T x) { return x * beta > threshold ? x : std::log1p(std::exp(x * beta)) / beta; });
+      break;
+    }
+    case UnaryOp::Mish:
+      unary_loop<T, T>(in, out, [](T x) { return x * std::tanh(std::log1p(std::exp(x))); });
+      break;
+    default:
+      return make_error("internal: not a floating unary op");
+  }
+  return Status::Ok();
+}
+
+template <typename T>
+Status same_dtype_op(UnaryOp op, const Tensor& in, Tensor& out, const UnaryParams& p) {
+  constexpr bool kFloat = std::is_floating_point_v<T>;
+  constexpr bool kBool = std::is_same_v<T, bool>;
+  auto bad = [&] { return make_error("not defined for " + std::string(dtype_name(in.dtype))); };
+  switch (op) {
+    case UnaryOp::Neg:
+      if constexpr (kBool) return bad();
+      else unary_loop<T, T>(in, out, [](T x) { return static_cast<T>(-x); });
+      break;
+    case UnaryOp::Abs:
+      if constexpr (kBool || std::is_unsigned_v<T>) unary_loop<T, T>(in, out, [](T x) { return x; });
+      else unary_loop<T, T>(in, out, [](T x) { return static_cast<T>(x < 0 ? -x : x); });
+      break;
+    case UnaryOp::Relu:
+      if constexpr (kBool) return bad();
+      else unary_loop<T, T>(in, out, [](T x) {
+        if constexpr (kFloat) {
+          if (std::isnan(x)) return x;
+        }
+        return x > T(0) ? x : T(0);
+      });
+      break;
+    case UnaryOp::Sign:
+      if constexpr (kBool) unary_loop<T, T>(in, out, [](T x) { return x; });
+      else unary_loop<T, T>(in, out, [](T x) { return static_cast<T>((T(0) < x) - (x < T(0))); });
+      break;
+    case UnaryOp::Floor:
+    case UnaryOp::Ceil:
+    case UnaryOp::Round:
+    case UnaryOp::Trunc:
+      if constexpr (kFloat) {
+        if (op == UnaryOp::Floor) unary_loop<T, T>(in, out, [](T x) { return std::floor(x); });
+        if (op == UnaryOp::Ceil) unary_loop<T, T>(in, out, [](T x) { return std::ceil(x); });
+        if (op == UnaryOp::Round) unary_loop<T, T>(in, out, [](T x) { return std::nearbyint(x); });  // half to even
+        if (op == UnaryOp::Trunc) unary_loop<T, T>(in, out, [](T x) { return std::trunc(x); });
+      } else {
+        unary_loop<T, T>(in, out, [](T x) { return x; });
+      }
+      break;
+    case UnaryOp::BitwiseNot:
+      if constexpr (kFloat) return bad();
+      else if constexpr (kBool) unary_loop<T, T>(in, out, [](T x) { return !x; });
+      else unary_loop<T, T>(in, out, [](T x) { return static_cast<T>(~x); });
+      break;
+    case UnaryOp::LeakyRelu:
+      if constexpr (!kFloat) return bad();
+      else {
+        const T slope = static_cast<T>(p.negative_slope);
+        unary_loop<T, T>(in, out, [slope](T x) { return x > T(0) ? x : x * slope; });
+      }
+      break;
+    case UnaryOp::Hardtanh:
+      if constexpr (kBool) return bad();
+      else {
+        const T lo = static_cast<T>(p.min_val), hi = static_cast<T>(p.max_val);
+        unary_loop<T, T>(in, out, [lo, hi](T x) {
+          if constexpr (kFloat) {
+            if (std::isnan(x)) return x;
+          }
+          return x < lo ? lo : (x > hi ? hi : x);
+        });
+      }
+      break;
+    default:
+      return make_error("internal: not a dtype-preserving unary op");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+DType unary_result_dtype(UnaryOp op, DType dtype) {
+  if (op == UnaryOp::LogicalNot) return DType::Bool;
+  if (keeps_dtype(op)) return dtype;
+  return is_integral(dtype, true) ? DType::Float32 : dtype;
+}
+
+Status unary_out(UnaryOp op, const Tensor& in_raw, Tensor& out, const UnaryParams& params) {
+  LATHE_RETURN_IF_ERROR(check_input(in_raw, "unary op", "self"));
+  const DType rd = unary_result_dtype(op, in_raw.dtype);
+  LATHE_RETURN_IF_ERROR(check_out(out, rd, in_raw.sizes, "unary op"));
+  if (op == UnaryOp::LogicalNot) {
+    return dispatch<Types::All>(in_raw.dtype, "logical_not", [&](auto tag) -> Status {
+      using T = decltype(tag);
+      unary_loop<T, bool>(in_raw, out, [](T x) { return x == T(0); });
+      return Status::Ok();
+    });
+  }
+  if (keeps_dtype(op)) {
+    return dispatch<Types::All>(rd, "unary op",
+                    [&](auto tag) { return same_dtype_op<decltype(tag)>(op, in_raw, out, params); });
+  }
+  const Tensor in = as_dtype(in_raw, rd);
+  return dispatch<Types::Float>(rd, "unary op", [&](auto tag) { return float_op<decltype(tag)>(op, in, out, params); });
+}
+
+Status clamp_out(const Tensor& in_raw, std::optional<Scalar> min, std::optional<Scalar> max, Tensor& out) {
+  LATHE_RETURN_IF_ERROR(check_input(in_raw, "clamp", "self"));
+  if (!min && !max) return make_error("clamp: at least one of min and max must be given");
+  LATHE_RETURN_IF_ERROR(check_out(out, out.dtype, in_raw.sizes, "clamp"));
+  const Tensor in = as_dtype(in_raw, out.dtype);
+  return dispatch<Types::Numeric>(out.dtype, "clamp", [&](auto tag) -> Status {
+    using T = decltype(tag);
+    const bool has_lo = min.has_value(), has_hi = max.has_value();
+    const T lo = has_lo ? min->to<T>() : T(0), hi = has_hi ? max->to<T>() : T(0);
+    unary_loop<T, T>(in, out, [=](T x) {
+      if constexpr (std::is_floating_point_v<T>) {
+        if (std::isnan(x)) return x;
+      }
+      if (has_lo && x < lo) x = lo;
+      if (has_hi && x > hi) x = hi;
+      return x;
+    });
+    return Status::Ok();
+  });
+}
+
+namespace {
+
+template <UnaryOp op>
+Status unary_kernel(KernelCall& c) {
+  LATHE_ASSIGN_OR_RETURN(const Tensor* self, c.tensor("self"));
+  UnaryParams p;
+  if constexpr (op == UnaryOp::LeakyRelu) {
+    LATHE_ASSIGN_OR_RETURN(p.negative_slope, c.double_arg("negative_slope", 0.01));
+  } else if constexpr (op == UnaryOp::Hardtanh) {
+    LATHE_ASSIGN_OR_RETURN(p.min_val, c.double_arg("min_val", -1.0));
+    LATHE_ASSIGN_OR_RETURN(p.max_val, c.double_arg("max_val", 1.0));
+  } else if constexpr (op == UnaryOp::Elu) {
+    LATHE_ASSIGN_OR_RETURN(p.alpha, c.double_arg("alpha", 1.0));
+    LATHE_ASSIGN_OR_RETURN(double scale, c.double_arg("scale", 1.0));
+    LATHE_ASSIGN_OR_RETURN(double input_scale, c.double_arg("input_scale", 1.0));
+    if (scale != 1.0 || input_scale != 1.0) return make_error("elu: scale/input_scale other than 1 not supported");
+  } else if constexpr (op == UnaryOp::Softplus) {
+    LATHE_ASSIGN_OR_RETURN(p.beta, c.double_arg("beta", 1.0));
+    LATHE_ASSIGN_OR_RETURN(p.threshold, c.double_arg("threshold", 20.0));
+  }
+  UnaryOp actual = op;
+  if constexpr (op == UnaryOp::Gelu) {
+    LATHE_ASSIGN_OR_RETURN(std::string approx, c.string_arg("approximate", std::string("none")));
+    if (approx == "tanh") actual = UnaryOp::GeluTanh;
+    else if (approx != "none") return c.arg_error("approximate", "unknown value '" + approx + "'");
+  }
+  LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, unary_result_dtype(actual, self->dtype), self->sizes));
+  return unary_out(actual, *self, *out, p);
+}
+
+Status clamp_kernel(KernelCall& c) {
+  LATHE_ASSIGN_OR_RETURN(const Tensor* self, c.tensor("self"));
+  const std::string& op = c.node().target();
+  std::optional<Scalar> lo, hi;
+  if (op.find("clamp_min") != std::string::npos) {
+    LATHE_ASSIGN_OR_RETURN(Scalar s, c.scalar("min"));
+    lo = s;
+  } else if (op.find("clamp_max") != std::string::npos) {
+    LATHE_ASSIGN_OR_RETURN(Scalar s, c.scalar("max"));
+    hi = s;
+  } else {
+    LATHE_ASSIGN_OR_RETURN(lo, c.optional_scalar("min"));
+    LATHE_ASSIGN_OR_RETURN(hi, c.optional_scalar("max"));
+  }
+  ResultType rt;
+  rt.add(*self);
+  if (lo) rt.add(*lo);
+  if (hi) rt.add(*hi);
+  LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, rt.get(), self->sizes));
+  return clamp_out(*self, lo, hi, *out);
+}
+
+// clamp.Tensor: minimum(maximum(self, min), max), broadcasting.
+Status clamp_tensor_kernel(KernelCall& c) {
+  LATHE_ASSIGN_OR_RETURN(const Tensor* self, c.tensor("self"));
+  LATHE_ASSIGN_OR_RETURN(const Tensor* lo, c.optional_tensor("min"));
+  LATHE_ASSIGN_OR_RETURN(const Tensor* hi, c.optional_tensor("max"));
+  if (!lo && !hi) return make_error("clamp: at least one of min and max must be given");
+  ResultType rt;
+  rt.add(*self);
+  std::vector<int64_t> shape = self->sizes;
+  for (const Tensor* b : {lo, hi}) {
+    if (!b) continue;
+    rt.add(*b);
+    LATHE_ASSIGN_OR_RETURN(shape, broadcast_shapes(shape, b->sizes));
+  }
+  const DType dt = rt.get();
+  Tensor cur = *self;
+  if (lo) {
+    Tensor tmp = Tensor::empty(dt, broadcast_shapes(cur.sizes, lo->sizes).value());
+    LATHE_RETURN_IF_ERROR(binary_out(BinaryOp::Maximum, cur, *lo, dt, tmp));
+    cur = tmp;
+  }
+  LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, dt, shape));
+  if (hi) return binary_out(BinaryOp::Minimum, cur, *hi, dt, *out);
+  return copy_into(cur, *out);
+}
+
+}  // namespace
+
+void register_unary_kernels(KernelRegistry& r) {
+  register_overloads(r, "neg", {"default"}, unary_kernel<UnaryOp::Neg>);
+  register_overloads(r, "abs", {"default"}, unary_kernel<UnaryOp::Abs>);
+  register_overloads(r, "relu", {"default"}, unary_kernel<UnaryOp::Relu>);
+  register_overloads(r, "sign", {"default"}, unary_kernel<UnaryOp::Sign>);
+  register_overloads(r, "floor", {"default"}, unary_kernel<UnaryOp::Floor>);
+  register_overloads(r, "ceil", {"default"}, unary_kernel<UnaryOp::Ceil>);
+  register_overloads(r, "round", {"default"}, unary_kernel<UnaryOp::Round>);
+  register_overloads(r, "trunc", {"default"}, unary_kernel<UnaryOp::Trunc>);
+  register_overloads(r, "logical_not", {"default"}, unary_kernel<UnaryOp::LogicalNot>);
+  register_overloads(r, "bitwise_not", {"default"}, unary_kernel<UnaryOp::BitwiseNot>);
+  register_overloads(r, "leaky_relu", {"default"}, unary_kernel<UnaryOp::LeakyRelu>);
+  register_overloads(r, "hardtanh", {"default"}, unary_kernel<UnaryOp::Hardtanh>);
+  register_overloads(r, "exp", {"default"}, unary_kernel<UnaryOp::Exp>);
+  register_overloads(r, "log", {"default"}, unary_kernel<UnaryOp::Log>);
+  register_overloads(r, "log2", {"default"}, unary_kernel<UnaryOp::Log2>);
+  register_overloads(r, "log1p", {"default"}, unary_kernel<UnaryOp::Log1p>);
+  register_overloads(r, "expm1", {"default"}, unary_kernel<UnaryOp::Expm1>);
+  register_overloads(r, "sqrt", {"default"}, unary_kernel<UnaryOp::Sqrt>);
+  register_overloads(r, "rsqrt", {"default"}, unary_kernel<UnaryOp::Rsqrt>);
+  register_overloads(r, "reciprocal", {"default"}, unary_kernel<UnaryOp::Reciprocal>);
+  register_overloads(r, "sin", {"default"}, unary_kernel<UnaryOp::Sin>);
+  register_overloads(r, "cos", {"default"}, unary_kernel<UnaryOp::Cos>);
+  register_overloads(r, "erf", {"default"}, unary_kernel<UnaryOp::Erf>);
+  register_overloads(r, "sigmoid", {"default"}, unary_kernel<UnaryOp::Sigmoid>);
+  register_overloads(r, "tanh", {"default"}, unary_kernel<UnaryOp::Tanh>);
+  register_overloads(r, "silu", {"default"}, unary_kernel<UnaryOp::Silu>);
+  register_overloads(r, "gelu", {"default"}, unary_kernel<UnaryOp::Gelu>);
+  register_overloads(r, "hardswish", {"default"}, unary_kernel<UnaryOp::Hardswish>);
+  register_overloads(r, "hardsigmoid", {"default"}, unary_kernel<UnaryOp::Hardsigmoid>);
+  register_overloads(r, "elu", {"default"}, unary_kernel<UnaryOp::Elu>);
+  register_overloads(r, "softplus", {"default"}, unary_kernel<UnaryOp::Softplus>);
+  register_overloads(r, "mish", {"default"}, unary_kernel<UnaryOp::Mish>);
+  register_overloads(r, "clamp", {"default"}, clamp_kernel);
+  register_overloads(r, "clamp_min", {"default"}, clamp_kernel);
+  register_overloads(r, "clamp_max", {"default"}, clamp_kernel);
+  register_overloads(r, "clamp", {"Tensor"}, clamp_tensor_kernel);
+}
+
+}  // namespace lathe::kernels

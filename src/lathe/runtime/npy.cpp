@@ -1,0 +1,166 @@
+#include "lathe/runtime/npy.h"
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "lathe/core/atomic_file.h"
+#include "lathe/runtime/kernels/util.h"
+
+namespace lathe {
+
+namespace {
+
+struct Descr {
+  const char* code;  // little-endian NumPy type string ('|' for byte-wide)
+  DType dtype;
+};
+constexpr Descr kDescrs[] = {
+    {"<f4", DType::Float32}, {"<f8", DType::Float64}, {"<f2", DType::Float16}, {"<i8", DType::Int64},
+    {"<i4", DType::Int32},   {"<i2", DType::Int16},   {"|i1", DType::Int8},    {"|u1", DType::UInt8},
+    {"|b1", DType::Bool},    {"<u2", DType::UInt16},  {"<u4", DType::UInt32},  {"<u8", DType::UInt64},
+};
+
+// The value after 'key': in a header dict, as raw text up to the next
+// top-level ',' or '}'.
+Result<std::string> dict_value(const std::string& header, const std::string& key) {
+  const std::string quoted[] = {"'" + key + "'", "\"" + key + "\""};
+  size_t pos = std::string::npos;
+  for (const auto& q : quoted) {
+    pos = header.find(q);
+    if (pos != std::string::npos) {
+      pos += q.size();
+      break;
+    }
+  }
+  if (pos == std::string::npos) return make_error("npy header has no '" + key + "'");
+  pos = header.find(':', pos);
+  if (pos == std::string::npos) return make_error("npy header: malformed '" + key + "'");
+  ++pos;
+  int depth = 0;
+  size_t end = pos;
+  for (; end < header.size(); ++end) {
+    const char c = header[end];
+    if (c == '(' || c == '[') ++depth;
+    if (c == ')' || c == ']') --depth;
+    if (depth == 0 && (c == ',' || c == '}')) break;
+  }
+  std::string v = header.substr(pos, end - pos);
+  const size_t a = v.find_first_not_of(" \t"), b = v.find_last_not_of(" \t");
+  return a == std::string::npos ? std::string() : v.substr(a, b - a + 1);
+}
+
+Result<std::vector<int64_t>> parse_shape(const std::string& text) {
+  if (text.size() < 2 || text.front() != '(' || text.back() != ')') return make_error("npy header: bad shape " + text);
+  std::vector<int64_t> shape;
+  std::stringstream ss(text.substr(1, text.size() - 2));
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    const size_t a = item.find_first_not_of(" \t");
+    if (a == std::string::npos) continue;
+    char* endp = nullptr;
+    const long long v = std::strtoll(item.c_str() + a, &endp, 10);
+    if (endp == item.c_str() + a || v < 0) return make_error("npy header: bad dimension '" + item + "'");
+    shape.push_back(v);
+  }
+  return shape;
+}
+
+}  // namespace
+
+Result<Tensor> parse_npy(std::span<const std::byte> bytes) {
+  static const char kMagic[] = "\x93NUMPY";
+  if (bytes.size() < 10 || std::memcmp(bytes.data(), kMagic, 6) != 0) return make_error("not a .npy file (bad magic)");
+  const auto major = static_cast<uint8_t>(bytes[6]);
+  size_t header_len, header_start;
+  if (major == 1) {
+    header_len = static_cast<size_t>(bytes[8]) | (static_cast<size_t>(bytes[9]) << 8);
+    header_start = 10;
+  } else if (major == 2 || major == 3) {
+    if (bytes.size() < 12) return make_error("truncated .npy header");
+    header_len = 0;
+    for (int i = 0; i < 4; ++i) header_len |= static_cast<size_t>(bytes[8 + i]) << (8 * i);
+    header_start = 12;
+  } else {
+    return make_error("unsupported .npy version " + std::to_string(major));
+  }
+  if (header_start + header_len > bytes.size()) return make_error("truncated .npy header");
+  const std::string header(reinterpret_cast<const char*>(bytes.data()) + header_start, header_len);
+  LATHE_ASSIGN_OR_RETURN(std::string descr, dict_value(header, "descr"));
+  LATHE_ASSIGN_OR_RETURN(std::string fortran, dict_value(header, "fortran_order"));
+  LATHE_ASSIGN_OR_RETURN(std::string shape_text, dict_value(header, "shape"));
+  if (descr.size() >= 2 && (descr.front() == '\'' || descr.front() == '"')) descr = descr.substr(1, descr.size() - 2);
+  if (descr.size() == 3 && descr[0] == '=') descr[0] = '<';  // native order on a little-endian host
+  if (descr == "<b1" || descr == "<i1" || descr == "<u1") descr[0] = '|';
+  DType dtype = DType::Unknown;
+  for (const Descr& d : kDescrs) {
+    if (descr == d.code) dtype = d.dtype;
+  }
+  if (dtype == DType::Unknown) return make_error("unsupported .npy dtype '" + descr + "' (big-endian or exotic)");
+  LATHE_ASSIGN_OR_RETURN(std::vector<int64_t> shape, parse_shape(shape_text));
+  Tensor t = Tensor::empty(dtype, shape);
+  const size_t need = t.nbytes();
+  const size_t data_start = header_start + header_len;
+  if (bytes.size() - data_start < need) {
+    return make_error(".npy data is truncated: " + std::to_string(bytes.size() - data_start) + " bytes for " +
+                      std::to_string(need) + " (" + std::string(dtype_name(dtype)) + " " + shape_string(shape) + ")");
+  }
+  if (need) std::memcpy(t.storage->mutable_data(), bytes.data() + data_start, need);
+  if (fortran == "True" && shape.size() > 1) {
+    // Column-major bytes: view them with Fortran strides, then reorder.
+    std::vector<int64_t> fstrides(shape.size());
+    int64_t s = 1;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      fstrides[d] = s;
+      s *= std::max<int64_t>(shape[d], 1);
+    }
+    Tensor f = t;
+    f.strides = fstrides;
+    return kernels::contiguous_copy(f);
+  }
+  return t;
+}
+
+Result<Tensor> read_npy(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error("cannot open " + path);
+  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto t = parse_npy(std::span<const std::byte>(reinterpret_cast<const std::byte*>(data.data()), data.size()));
+  if (!t.ok()) return t.error().context(path);
+  return t;
+}
+
+Result<std::string> encode_npy(const Tensor& t_in) {
+  const char* code = nullptr;
+  for (const Descr& d : kDescrs) {
+    if (d.dtype == t_in.dtype) code = d.code;
+  }
+  if (!code) return make_error("cannot write dtype " + std::string(dtype_name(t_in.dtype)) + " to .npy");
+  LATHE_RETURN_IF_ERROR(t_in.check_fits());
+  const Tensor t = kernels::as_contiguous(t_in);
+  // NumPy's own spacing: "(2, 3)" and "(3,)".
+  std::string pretty = "(";
+  for (size_t i = 0; i < t.sizes.size(); ++i) {
+    pretty += std::to_string(t.sizes[i]);
+    if (t.sizes.size() == 1) pretty += ",";
+    else if (i + 1 < t.sizes.size()) pretty += ", ";
+  }
+  pretty += ")";
+  std::string header = "{'descr': '" + std::string(code) + "', 'fortran_order': False, 'shape': " + pretty + ", }";
+  const size_t unpadded = 10 + header.size() + 1;
+  header.append((64 - unpadded % 64) % 64, ' ');
+  header += '\n';
+  std::string out("\x93NUMPY\x01\x00", 8);
+  out += static_cast<char>(header.size() & 0xff);
+  out += static_cast<char>((header.size() >> 8) & 0xff);
+  out += header;
+  out.append(reinterpret_cast<const char*>(t.data()), t.nbytes());
+  return out;
+}
+
+Status write_npy(const std::string& path, const Tensor& t) {
+  LATHE_ASSIGN_OR_RETURN(std::string bytes, encode_npy(t));
+  return write_file_atomically(path, [&](FileSink& sink) { return sink.write(bytes); });
+}
+
+}  // namespace lathe

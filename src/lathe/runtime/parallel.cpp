@@ -1,0 +1,125 @@
+#include "lathe/runtime/parallel.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace lathe {
+
+namespace {
+
+class Pool {
+ public:
+  explicit Pool(int threads) {
+    for (int i = 0; i < threads - 1; ++i) workers_.emplace_back([this] { work(); });
+  }
+  ~Pool() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& w : workers_) w.join();
+  }
+  int size() const { return static_cast<int>(workers_.size()) + 1; }
+
+  // Runs chunks [0, n) of `fn` on the workers and the caller. Returns false
+  // (having run nothing) if the pool is busy with another job.
+  bool run(int64_t n, const std::function<void(int64_t)>& fn) {
+    std::unique_lock<std::mutex> busy(job_mu_, std::try_to_lock);
+    if (!busy.owns_lock()) return false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      job_ = &fn;
+      chunks_ = n;
+      next_.store(0);
+      pending_ = n;
+      ++generation_;
+    }
+    cv_.notify_all();
+    drain();
+    std::unique_lock<std::mutex> lock(mu_);
+    done_cv_.wait(lock, [&] { return pending_ == 0; });
+    job_ = nullptr;
+    return true;
+  }
+
+ private:
+  void drain() {
+    for (;;) {
+      int64_t i = next_.fetch_add(1);
+      if (i >= chunks_) return;
+      (*job_)(i);
+      std::lock_guard<std::mutex> lock(mu_);
+      if (--pending_ == 0) done_cv_.notify_all();
+    }
+  }
+  void work() {
+    uint64_t seen = 0;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return stop_ || (generation_ != seen && job_ != nullptr); });
+        if (stop_) return;
+        seen = generation_;
+      }
+      drain();
+    }
+  }
+
+  std::vector<std::thread> workers_;
+  std::mutex job_mu_;  // one job at a time
+  std::mutex mu_;
+  std::condition_variable cv_, done_cv_;
+  const std::function<void(int64_t)>* job_ = nullptr;
+  std::atomic<int64_t> chunks_{0};
+  std::atomic<int64_t> next_{0};
+  int64_t pending_ = 0;
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+};
+
+std::mutex g_mu;
+std::shared_ptr<Pool> g_pool;
+
+std::shared_ptr<Pool> pool() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (!g_pool) g_pool = std::make_shared<Pool>(1);
+  return g_pool;
+}
+
+}  // namespace
+
+void set_num_threads(int n) {
+  n = std::max(1, n);
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (g_pool && g_pool->size() == n) return;
+  g_pool = std::make_shared<Pool>(n);
+}
+
+int num_threads() { return pool()->size(); }
+
+void parallel_for(int64_t begin, int64_t end, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+  if (end <= begin) return;
+  grain = std::max<int64_t>(grain, 1);
+  const int64_t total = end - begin;
+  std::shared_ptr<Pool> p = pool();
+  const int64_t chunks = std::min<int64_t>(p->size(), (total + grain - 1) / grain);
+  if (chunks <= 1) {
+    fn(begin, end);
+    return;
+  }
+  const int64_t step = (total + chunks - 1) / chunks;
+  std::function<void(int64_t)> chunk = [&](int64_t i) {
+    const int64_t b = begin + i * step;
+    const int64_t e = std::min(end, b + step);
+    if (b < e) fn(b, e);
+  };
+  if (!p->run(chunks, chunk)) fn(begin, end);
+}
+
+}  // namespace lathe
