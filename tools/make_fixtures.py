@@ -1,7 +1,15 @@
 #!/usr/bin/python3
 """Generate Lathe's `.pt2` fixtures and their eager reference numbers.
 
-    /usr/bin/python3 tools/make_fixtures.py --out fixtures [--only name,...]
+    /usr/bin/python3 tools/make_fixtures.py --out fixtures [--only name,...] [--format 2.9|2.8|legacy]
+
+--format picks the archive generation (default 2.9; a comma-separated list
+writes several from one trace):
+  2.9     fixtures/<name>.pt2             PT2 archive, raw weight payloads + configs
+  2.8     fixtures/pt2-2.8/<name>.pt2     PT2 archive, torch.save weights/constants per method
+  legacy  fixtures/legacy-2.4/<name>.pt2  flat zip of PyTorch 2.4-2.7 (one program only)
+2.8 and legacy JSON uses exactly the export schema 8.1 field set. All
+generations of a fixture share <name>.ref/.
 
 Needs Debian's python3 with python3-torch (1.13) and torchvision; see
 fixtures/README.md for the layout of what is written.
@@ -15,6 +23,7 @@ import shutil
 import sys
 import zipfile
 from collections import OrderedDict
+from typing import List
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -89,13 +98,53 @@ def _value_desc(tm, node, val):
     )
 
 
-def build_fixture(fx: Fixture, out: str, profile: serialize.SchemaProfile):
+def _archive_entry(path: str, out: str, profile: serialize.SchemaProfile) -> "OrderedDict":
+    with open(path, "rb") as f:
+        sha = hashlib.sha256(f.read()).hexdigest()
+    with zipfile.ZipFile(path) as zf:
+        names = zf.namelist()
+    # PT2 archives: names relative to the top folder; legacy: as stored
+    records = names if profile.container == "legacy-zip" else [n.split("/", 1)[1] for n in names]
+    return OrderedDict(
+        [
+            ("file", os.path.relpath(path, out)),
+            ("generation", profile.name),
+            ("container", profile.container),
+            ("schema_version", profile.schema_version_str),
+            ("torch_version", profile.torch_version),
+            ("sha256", sha),
+            ("records", records),
+        ]
+    )
+
+
+def write_archive(path: str, payloads, profile: serialize.SchemaProfile) -> None:
+    if profile.container == "pt2-raw":
+        archive.write_pt2(path, payloads)
+    elif profile.container == "pt2-pickle":
+        archive.write_pt2_pickled(path, payloads)
+    elif profile.container == "legacy-zip":
+        archive.write_legacy_zip(path, payloads, profile.schema_version_str)
+    else:
+        raise ValueError("unknown container %s" % profile.container)
+
+
+def build_fixture(fx: Fixture, out: str, profiles: "List[serialize.SchemaProfile]"):
+    """Trace ``fx`` once, write its reference outputs and one archive per
+    profile, and check each archive read back. Returns
+    (paths, reference files, manifest entry)."""
+    for profile in profiles:
+        if not profile.multi_method and len(fx.methods) != 1:
+            raise archive.LegacyFormatError(
+                "%s: the %s format holds exactly one program (PyTorch 2.4-2.7 torch.export.save), "
+                "this fixture has %d (%s)" % (fx.name, profile.name, len(fx.methods), ", ".join(fx.methods))
+            )
     torch.manual_seed(fx.seed)
     module = fx.build().eval()
     gen = torch.Generator().manual_seed(fx.seed + 1)
 
-    payloads = OrderedDict()
-    manifest = OrderedDict([("description", fx.description), ("archive", fx.name + ".pt2"), ("methods", OrderedDict())])
+    payloads = OrderedDict((p.name, OrderedDict()) for p in profiles)
+    manifest = OrderedDict([("description", fx.description), ("methods", OrderedDict())])
     ref_dir = os.path.join(out, fx.name + ".ref")
     if os.path.isdir(ref_dir):
         shutil.rmtree(ref_dir)
@@ -105,13 +154,14 @@ def build_fixture(fx: Fixture, out: str, profile: serialize.SchemaProfile):
         calls = [make_args(gen, k) for k in range(fx.calls)]
         tm = trace.trace_method(module, fx.attr_of(method), calls[0], prune_unused_state=fx.prune_unused_state)
         eager = check_against_eager(fx, module, tm, calls)
-        program = serialize.serialize_program(tm, profile)
-        payloads[method] = archive.MethodPayload(
-            program_json=serialize.dumps(program, profile),
-            state_dict=tm.state_dict,
-            constants=tm.constants,
-            sample_inputs=archive.sample_inputs_bytes(calls[0]),
-        )
+        for profile in profiles:
+            program = serialize.serialize_program(tm, profile)
+            payloads[profile.name][method] = archive.MethodPayload(
+                program_json=serialize.dumps(program, profile),
+                state_dict=tm.state_dict,
+                constants=tm.constants,
+                sample_inputs=archive.sample_inputs_bytes(calls[0]),
+            )
         written += write_reference(ref_dir, method, calls, eager)
         expected[method] = OrderedDict(list(tm.state_dict.items()) + list(tm.constants.items()))
         manifest["methods"][method] = OrderedDict(
@@ -126,23 +176,78 @@ def build_fixture(fx: Fixture, out: str, profile: serialize.SchemaProfile):
                 ("reference_calls", len(calls)),
             ]
         )
-    path = os.path.join(out, fx.name + ".pt2")
-    archive.write_pt2(path, payloads)
-    # Read the archive back and execute it from its JSON (independent of
-    # the tracer) against the eager reference files just written.
-    check.check_archive(path, ref_dir, expected)
-    with open(path, "rb") as f:
-        manifest["sha256"] = hashlib.sha256(f.read()).hexdigest()
-    with zipfile.ZipFile(path) as zf:
-        manifest["records"] = [n.split("/", 1)[1] for n in zf.namelist()]
-    return path, written, manifest
+    paths = []
+    archives = []
+    for profile in profiles:
+        path = os.path.join(out, profile.archive_name(fx.name))
+        write_archive(path, payloads[profile.name], profile)
+        # Read the archive back and execute it from its JSON (independent of
+        # the tracer) against the eager reference files just written.
+        check.check_archive(path, ref_dir, expected)
+        paths.append(path)
+        archives.append(_archive_entry(path, out, profile))
+    # Older generations against their 2.9 twin (same tensors, JSON = the
+    # twin's reduced to the 8.1 field set), where the twin exists.
+    twin = os.path.join(out, serialize.PROFILES["2.9"].archive_name(fx.name))
+    if os.path.exists(twin):
+        for path, profile in zip(paths, profiles):
+            if profile.name != "2.9":
+                check.compare_with_twin(path, twin)
+    manifest["archives"] = archives
+    return paths, written, manifest
+
+
+def _merge_archives(out: str, old: list, new: list) -> list:
+    """Archive entries of one fixture, one per generation, in generation
+    order; ``new`` replaces ``old`` of the same generation; old entries whose
+    file is gone are dropped."""
+    by_gen = OrderedDict((a["generation"], a) for a in old if os.path.exists(os.path.join(out, a["file"])))
+    for a in new:
+        by_gen[a["generation"]] = a
+    return [by_gen[g] for g in serialize.PROFILES if g in by_gen]
+
+
+def _upgrade_entry(entry: "OrderedDict") -> "OrderedDict":
+    """Manifest entries written before generations existed name one 2.9
+    archive with top-level archive/sha256/records."""
+    if "archive" in entry and "archives" not in entry:
+        entry = OrderedDict(entry)
+        entry["archives"] = [
+            OrderedDict(
+                [
+                    ("file", entry.pop("archive")),
+                    ("generation", "2.9"),
+                    ("container", "pt2-raw"),
+                    ("schema_version", serialize.PROFILES["2.9"].schema_version_str),
+                    ("torch_version", serialize.PROFILES["2.9"].torch_version),
+                    ("sha256", entry.pop("sha256")),
+                    ("records", entry.pop("records")),
+                ]
+            )
+        ]
+    return entry
+
+
+def _parse_formats(ap, text: str) -> "List[serialize.SchemaProfile]":
+    names = [f.strip() for f in text.split(",") if f.strip()]
+    if names == ["all"]:
+        names = list(serialize.PROFILES)
+    bad = [n for n in names if n not in serialize.PROFILES]
+    if bad or not names:
+        ap.error("unknown --format %s (known: %s, or all)" % (", ".join(bad) or "''", ", ".join(serialize.PROFILES)))
+    return [serialize.PROFILES[n] for n in dict.fromkeys(names)]
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default="fixtures", help="output directory (default: fixtures)")
     ap.add_argument("--only", default="", help="comma-separated fixture names (default: all)")
-    ap.add_argument("--format", default="2.9", choices=sorted(serialize.PROFILES), help="archive generation to write")
+    ap.add_argument(
+        "--format",
+        default=None,
+        help="archive generation(s) to write: %s, a comma-separated list, or all (default: 2.9; "
+        "with --check: every generation present)" % "|".join(serialize.PROFILES),
+    )
     ap.add_argument("--list", action="store_true", help="list the fixtures and exit")
     ap.add_argument("--check", action="store_true", help="only re-check existing archives against their .ref files")
     args = ap.parse_args(argv)
@@ -152,19 +257,59 @@ def main(argv=None) -> int:
             print("%-24s %s" % (fx.name, fx.description))
         return 0
 
-    names = [n for n in args.only.split(",") if n] or [f.name for f in FIXTURES]
+    explicit = [n for n in args.only.split(",") if n]
+    names = explicit or [f.name for f in FIXTURES]
     unknown = [n for n in names if n not in FIXTURES_BY_NAME]
     if unknown:
         ap.error("unknown fixture(s): %s (known: %s)" % (", ".join(unknown), ", ".join(FIXTURES_BY_NAME)))
     if args.check:
+        profiles = _parse_formats(ap, args.format) if args.format else list(serialize.PROFILES.values())
+        n_checked = 0
         for name in names:
-            path = os.path.join(args.out, name + ".pt2")
-            res = check.check_archive(path, os.path.join(args.out, name + ".ref"))
-            print("%s ok: %s" % (path, ", ".join("%s x%d" % kv for kv in res.items())))
+            ref = os.path.join(args.out, name + ".ref")
+            twin = os.path.join(args.out, serialize.PROFILES["2.9"].archive_name(name))
+            for profile in profiles:
+                path = os.path.join(args.out, profile.archive_name(name))
+                if not os.path.exists(path):
+                    if args.format:  # asked for explicitly
+                        print("%s: missing" % path, file=sys.stderr)
+                        return 1
+                    continue
+                gen = check.generation_of(path)
+                if gen != profile.name:
+                    print("%s: is a %s archive, its name says %s" % (path, gen, profile.name), file=sys.stderr)
+                    return 1
+                res = check.check_archive(path, ref)
+                extra = ""
+                if profile.name != "2.9" and os.path.exists(twin):
+                    check.compare_with_twin(path, twin)
+                    extra = ", matches its 2.9 twin"
+                print("%s ok (%s): %s%s" % (path, gen, ", ".join("%s x%d" % kv for kv in res.items()), extra))
+                n_checked += 1
+        if not n_checked:
+            print("no archives found", file=sys.stderr)
+            return 1
         return 0
-    profile = serialize.PROFILES[args.format]
+    profiles = _parse_formats(ap, args.format or "2.9")
     torch.use_deterministic_algorithms(True)
     torch.set_num_threads(1)
+
+    # Single-program generations: refuse a multi-method fixture named with
+    # --only; skip it (with a note) when running over all fixtures.
+    plan = []
+    for name in names:
+        fx = FIXTURES_BY_NAME[name]
+        ok = [p for p in profiles if p.multi_method or len(fx.methods) == 1]
+        for p in profiles:
+            if p not in ok:
+                msg = "%s: the %s format holds exactly one program (PyTorch 2.4-2.7 torch.export.save); this fixture has %d (%s)" % (
+                    name, p.name, len(fx.methods), ", ".join(fx.methods))
+                if explicit:
+                    print("error: " + msg, file=sys.stderr)
+                    return 2
+                print("skipped " + msg, file=sys.stderr)
+        if ok:
+            plan.append((fx, ok))
 
     os.makedirs(args.out, exist_ok=True)
     manifest_path = os.path.join(args.out, "manifest.json")
@@ -173,19 +318,37 @@ def main(argv=None) -> int:
         with open(manifest_path) as f:
             manifest = json.load(f, object_pairs_hook=OrderedDict)
     manifest.pop("format", None)
+    manifest.pop("generations", None)
 
-    for name in names:
-        fx = FIXTURES_BY_NAME[name]
-        path, written, entry = build_fixture(fx, args.out, profile)
-        manifest[name] = entry
-        print("%s  (%d bytes, %d reference files)" % (path, os.path.getsize(path), len(written)))
+    for fx, fx_profiles in plan:
+        paths, written, entry = build_fixture(fx, args.out, fx_profiles)
+        old = _upgrade_entry(manifest.get(fx.name, OrderedDict()))
+        entry["archives"] = _merge_archives(args.out, old.get("archives", []), entry["archives"])
+        # Generations kept from an earlier run must still match the new 2.9 twin.
+        rebuilt = {p.name for p in fx_profiles}
+        twin = os.path.join(args.out, serialize.PROFILES["2.9"].archive_name(fx.name))
+        for a in entry["archives"]:
+            if a["generation"] not in rebuilt and a["generation"] != "2.9" and os.path.exists(twin):
+                try:
+                    check.compare_with_twin(os.path.join(args.out, a["file"]), twin)
+                except check.CheckError as e:
+                    print("warning: %s is stale (%s); regenerate it with --only %s --format %s"
+                          % (a["file"], e, fx.name, a["generation"]), file=sys.stderr)
+        manifest[fx.name] = entry
+        for path in paths:
+            print("%s  (%d bytes)" % (path, os.path.getsize(path)))
+        print("  %d reference files" % len(written))
         for method, m in entry["methods"].items():
             print("  %s: %s" % (method, ", ".join("%s=%d" % (k.replace("torch.ops.", ""), v) for k, v in m["ops"].items())))
 
-    ordered = OrderedDict([("format", args.format)])
+    ordered = OrderedDict()
+    ordered["generations"] = OrderedDict(
+        (p.name, OrderedDict([("file", p.archive_name("<name>")), ("container", p.container), ("schema_version", p.schema_version_str), ("description", p.description)]))
+        for p in serialize.PROFILES.values()
+    )
     for fx in FIXTURES:
         if fx.name in manifest:
-            ordered[fx.name] = manifest[fx.name]
+            ordered[fx.name] = _upgrade_entry(manifest[fx.name])
     with open(manifest_path, "w") as f:
         json.dump(ordered, f, indent=1)
         f.write("\n")

@@ -1,5 +1,13 @@
-"""The PT2 archive container, written with PyTorch's own zip writer
-(``torch._C.PyTorchFileWriter``: STORED entries, 64-byte aligned data).
+"""The ``.pt2`` containers of three PyTorch generations.
+
+* PyTorch 2.9 (``write_pt2``) and 2.8 (``write_pt2_pickled``): the PT2 archive,
+  written with PyTorch's own zip writer (``torch._C.PyTorchFileWriter``: STORED
+  entries, 64-byte aligned data);
+* PyTorch 2.4-2.7 (``write_legacy_zip``): the flat zip ``torch.export.save``
+  wrote with Python's ``zipfile``.
+
+PT2 archive
+-----------
 
 torch 1.13's writer prefixes every record with the archive's top folder (the
 file's basename without extension) itself, and writes ``.data/version`` on
@@ -19,6 +27,28 @@ then ``byteorder``, ``archive_format`` = ``pt2``, ``archive_version`` = ``0``.
 ``path_name`` in a PayloadMeta is the bare file name (``weight_0``); file
 indices continue across methods (PyTorch counts the records already written
 under the prefix), and tensors that share a storage share one file.
+
+PyTorch 2.8 (``torch/export/pt2_archive/_package.py``, ``_package_exported_programs``
+before the raw-payload rewrite) writes per method, in this order:
+
+    models/<m>.json                             ExportedProgram
+    data/weights/<m>.pt                         torch.save(ep.state_dict)
+    data/constants/<m>.pt                       torch.save(ep.constants)
+    data/sample_inputs/<m>.pt                   torch.save((args, kwargs))
+
+then ``archive_format``, ``archive_version`` (Python ``PT2ArchiveWriter.__exit__``)
+and, from the C++ writer's ``writeEndOfFile``, ``byteorder``,
+``.data/serialization_id``, ``.data/version``. No ``*_config.json``.
+
+Legacy flat zip
+---------------
+PyTorch 2.4-2.7 ``torch.export.save`` (``zipfile.ZipFile(f, "w")``, default
+ZIP_STORED, no top folder, no alignment), records in this order:
+``serialized_exported_program.json``, ``serialized_state_dict.pt``,
+``serialized_constants.pt``, ``serialized_example_inputs.pt``, ``version``
+(``"8.1"``: ``".".join(SCHEMA_VERSION)``, no newline), then
+``extra_files/<name>`` (UTF-8) if any. ``writestr`` stamps the current local
+time; we use 1980-01-01 00:00:00 so the file is reproducible.
 """
 
 import hashlib
@@ -26,6 +56,7 @@ import io
 import json
 import os
 import sys
+import zipfile
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
@@ -76,10 +107,36 @@ def _storage_key(t: torch.Tensor):
     return (t.device.type, t.device.index, t.storage().data_ptr())
 
 
-def sample_inputs_bytes(args, kwargs=None) -> bytes:
+def torch_save_bytes(obj) -> bytes:
+    """``torch.save`` to memory (torch 1.13's zip pickle, top folder
+    ``archive/``), as PyTorch's ``serialize_torch_artifact`` does."""
     buf = io.BytesIO()
-    torch.save((tuple(args), dict(kwargs or {})), buf)
+    torch.save(obj, buf)
     return buf.getvalue()
+
+
+def sample_inputs_bytes(args, kwargs=None) -> bytes:
+    return torch_save_bytes((tuple(args), dict(kwargs or {})))
+
+
+def state_dict_bytes(state_dict: "OrderedDict[str, torch.Tensor]") -> bytes:
+    """``ep.state_dict`` as 2.4-2.8 pickle it: an OrderedDict (the module's
+    ``state_dict(keep_vars=True)`` order) of parameters (``nn.Parameter``,
+    rebuilt via ``_rebuild_parameter``) and persistent buffers, by fqn.
+    Tensors that share a storage stay shared inside the pickle."""
+    for fqn, t in state_dict.items():
+        if not isinstance(t, torch.Tensor):
+            raise TypeError("state_dict[%s] is %s, not a tensor" % (fqn, type(t)))
+    return torch_save_bytes(O(state_dict.items()))
+
+
+def constants_bytes(constants: "OrderedDict[str, torch.Tensor]") -> bytes:
+    """``ep.constants`` as 2.4-2.8 pickle it: a plain dict of lifted tensor
+    constants and non-persistent buffers, by fqn."""
+    for fqn, t in constants.items():
+        if not isinstance(t, torch.Tensor):
+            raise TypeError("constants[%s] is %s, not a tensor" % (fqn, type(t)))
+    return torch_save_bytes(dict(constants.items()))
 
 
 class PT2ArchiveWriter:
@@ -105,13 +162,17 @@ class PT2ArchiveWriter:
     def count_prefix(self, prefix: str) -> int:
         return sum(1 for r in self.records if r.startswith(prefix))
 
-    def close(self) -> None:
-        if BYTEORDER_PATH not in self.records:
+    def close(self, byteorder_first: bool = True) -> None:
+        # 2.9 layout: byteorder first. 2.8: the Python writer adds
+        # archive_format / archive_version, then the C++ writer byteorder.
+        if byteorder_first and BYTEORDER_PATH not in self.records:
             self.write_string(BYTEORDER_PATH, sys.byteorder)
         if ARCHIVE_FORMAT_PATH not in self.records:
             self.write_string(ARCHIVE_FORMAT_PATH, ARCHIVE_FORMAT_VALUE)
         if ARCHIVE_VERSION_PATH not in self.records:
             self.write_string(ARCHIVE_VERSION_PATH, ARCHIVE_VERSION_VALUE)
+        if BYTEORDER_PATH not in self.records:
+            self.write_string(BYTEORDER_PATH, sys.byteorder)
         # Deterministic stand-in for PyTorch's random serialization id.
         sid = str(int.from_bytes(self._hash.digest()[:8], "little")).zfill(20)
         self.write_string(SERIALIZATION_ID_PATH, sid)
@@ -167,3 +228,65 @@ def write_pt2(path: str, methods: "OrderedDict[str, MethodPayload]") -> List[str
         w.write_bytes(SAMPLE_INPUTS_FILENAME_FORMAT.format(name), m.sample_inputs)
     w.close()
     return list(w.records)
+
+
+def write_pt2_pickled(path: str, methods: "OrderedDict[str, MethodPayload]") -> List[str]:
+    """Write a PT2 archive as PyTorch 2.8 did: per method one ``torch.save``
+    dict of weights and one of constants, no payload configs. Returns the
+    record names (relative to the top folder)."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    w = PT2ArchiveWriter(path)
+    for name, m in methods.items():
+        w.write_bytes(MODELS_FILENAME_FORMAT.format(name), m.program_json)
+        w.write_bytes(WEIGHTS_DIR + name + ".pt", state_dict_bytes(m.state_dict))
+        w.write_bytes(CONSTANTS_DIR + name + ".pt", constants_bytes(m.constants))
+        w.write_bytes(SAMPLE_INPUTS_FILENAME_FORMAT.format(name), m.sample_inputs)
+    w.close(byteorder_first=False)
+    return list(w.records)
+
+
+LEGACY_PROGRAM = "serialized_exported_program.json"
+LEGACY_STATE_DICT = "serialized_state_dict.pt"
+LEGACY_CONSTANTS = "serialized_constants.pt"
+LEGACY_EXAMPLE_INPUTS = "serialized_example_inputs.pt"
+LEGACY_VERSION = "version"
+LEGACY_EXTRA_DIR = "extra_files/"
+_ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
+
+
+class LegacyFormatError(ValueError):
+    pass
+
+
+def write_legacy_zip(
+    path: str,
+    methods: "OrderedDict[str, MethodPayload]",
+    schema_version: str,
+    extra_files: Optional[Dict[str, str]] = None,
+) -> List[str]:
+    """Write the flat zip of PyTorch 2.4-2.7 ``torch.export.save``. It holds
+    exactly one program; more than one is refused."""
+    if len(methods) != 1:
+        raise LegacyFormatError(
+            "the legacy flat-zip .pt2 (PyTorch 2.4-2.7 torch.export.save) holds exactly one program; "
+            "got %d (%s) -- use --format 2.8 or 2.9 for multi-method archives" % (len(methods), ", ".join(methods))
+        )
+    (m,) = methods.values()
+    records = [
+        (LEGACY_PROGRAM, m.program_json),
+        (LEGACY_STATE_DICT, state_dict_bytes(m.state_dict)),
+        (LEGACY_CONSTANTS, constants_bytes(m.constants)),
+        (LEGACY_EXAMPLE_INPUTS, m.sample_inputs),
+        (LEGACY_VERSION, schema_version.encode("utf-8")),
+    ]
+    for name, content in (extra_files or {}).items():
+        records.append((LEGACY_EXTRA_DIR + name, content.encode("utf-8")))
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with zipfile.ZipFile(path, "w") as zf:  # ZIP_STORED, like torch.export.save
+        for name, data in records:
+            # what ZipFile.writestr(name, data) builds, minus the timestamp
+            zi = zipfile.ZipInfo(name, date_time=_ZIP_EPOCH)
+            zi.compress_type = zipfile.ZIP_STORED
+            zi.external_attr = 0o600 << 16
+            zf.writestr(zi, data)
+    return [name for name, _ in records]

@@ -7,7 +7,8 @@ Encoding rules (what ``torch.export.save`` writes):
   unset optionals are ``null`` (see ``SchemaProfile.omit_none_optionals`` for
   the variant that drops them, as newer ``_dataclass_to_dict`` does);
 * a union is a single-key object, e.g. ``{"as_tensor": {"name": "x"}}``;
-* enums are integers; ``as_none`` is ``true``;
+* enums are integers; ``as_none`` is ``true`` (``[]``, i.e. ``Tuple[()]``, in
+  the schema 8.1 field set);
 * non-finite floats are the strings ``"Infinity"``, ``"-Infinity"``, ``"NaN"``.
 
 Everything is built from ``OrderedDict``s so the key order is the schema's.
@@ -15,6 +16,7 @@ Everything is built from ``OrderedDict``s so the key order is the schema's.
 
 import json
 import math
+import os
 import operator
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -58,10 +60,43 @@ ARG_POSITIONAL = 1
 ARG_KEYWORD = 2
 
 
+# Argument union members of export schema 8.1 (PyTorch 2.4's
+# torch/_export/serde/schema.py, SCHEMA_VERSION (8, 1)). Later minors added
+# as_sym_float(s), as_optional_tensor, as_complex, as_nested_tensors,
+# as_int_lists, as_string_to_argument, as_float_lists; a loader up to 2.8
+# (which rejects unknown keys) cannot read them, so an 8.1 profile refuses them.
+ARGUMENT_KINDS_81 = frozenset(
+    [
+        "as_none", "as_tensor", "as_tensors", "as_int", "as_ints", "as_float",
+        "as_floats", "as_string", "as_strings", "as_sym_int", "as_sym_ints",
+        "as_scalar_type", "as_memory_format", "as_layout", "as_device", "as_bool",
+        "as_bools", "as_sym_bool", "as_sym_bools", "as_graph",
+        "as_optional_tensors", "as_custom_obj", "as_operator",
+    ]
+)
+
+
 @dataclass
 class SchemaProfile:
-    """What flavour of the schema to emit. Only PyTorch 2.9 (schema 8) is
-    implemented; other generations (2.8, legacy flat zip) plug in here."""
+    """Which generation of the ``.pt2`` format to emit.
+
+    ``field_set`` picks the JSON struct fields:
+
+    * ``"8.8"``: what the tool writes for PyTorch 2.9 (whose loader ignores
+      unknown keys): ``NamedArgument.kind``, ``Node.is_hop_single_tensor_return``
+      / ``name``, ``Graph.sym_float_values``,
+      ``GraphModule.treespec_namedtuple_fields``, ``ExportedProgram.guards_code``,
+      ``as_none: true``;
+    * ``"8.1"``: exactly the dataclass fields of PyTorch 2.4's schema.py
+      (SCHEMA_VERSION (8, 1)), none of the above, ``as_none: []``. Loaders up
+      to 2.8 build each struct with ``cls(**data)`` and so reject any key
+      they do not know; every field added after 8.1 has a default, so 8.1
+      JSON loads in 2.4 through 2.9.
+
+    ``container`` picks the archive (see archive.py): ``pt2-raw`` (2.9: raw
+    storage payloads + ``*_config.json``), ``pt2-pickle`` (2.8: one
+    ``torch.save`` dict per method), ``legacy-zip`` (2.4-2.7: flat zip).
+    """
 
     name: str = "2.9"
     schema_major: int = 8
@@ -71,9 +106,64 @@ class SchemaProfile:
     # Node.name exists in the 2.9 field set; set to False to emit null.
     node_names: bool = True
     omit_none_optionals: bool = False
+    field_set: str = "8.8"
+    container: str = "pt2-raw"
+    # where the archive goes, relative to the output directory:
+    # <subdir>/<fixture>.pt2; the subdirectory is the format name Lathe's
+    # reader reports (pt2-2.8, legacy-2.4), the 2.9 archive sits at the top
+    subdir: str = ""
+    # the legacy flat zip holds exactly one program
+    multi_method: bool = True
+    description: str = "PyTorch 2.9 PT2 archive, raw weight payloads"
+
+    @property
+    def fields_81(self) -> bool:
+        return self.field_set == "8.1"
+
+    @property
+    def none_value(self):
+        return [] if self.fields_81 else True
+
+    @property
+    def schema_version_str(self) -> str:
+        return "%d.%d" % (self.schema_major, self.schema_minor)
+
+    def archive_name(self, fixture: str) -> str:
+        return os.path.join(self.subdir, fixture + ".pt2") if self.subdir else fixture + ".pt2"
 
 
-PROFILES = {"2.9": SchemaProfile()}
+PROFILES = O(
+    [
+        ("2.9", SchemaProfile()),
+        (
+            "2.8",
+            SchemaProfile(
+                name="2.8",
+                schema_minor=1,
+                torch_version="2.8.0",
+                node_names=False,
+                field_set="8.1",
+                container="pt2-pickle",
+                subdir="pt2-2.8",
+                description="PyTorch 2.8 PT2 archive, torch.save weights/constants per method, schema 8.1 JSON",
+            ),
+        ),
+        (
+            "legacy",
+            SchemaProfile(
+                name="legacy",
+                schema_minor=1,
+                torch_version="2.4.0",
+                node_names=False,
+                field_set="8.1",
+                container="legacy-zip",
+                subdir="legacy-2.4",
+                multi_method=False,
+                description="PyTorch 2.4-2.7 flat zip (torch.export.save via zipfile), schema 8.1 JSON",
+            ),
+        ),
+    ]
+)
 
 
 class SerializeError(RuntimeError):
@@ -131,27 +221,40 @@ class GraphSerializer:
         self.tensor_values[name] = tensor_meta(val, storage_offset=0)
 
     # -- arguments -------------------------------------------------------------
+    def _arg(self, key: str, value) -> "OrderedDict":
+        """One Argument (or OptionalTensorArgument) union value, refused if
+        the profile's schema has no such member."""
+        if self.profile.fields_81 and key not in ARGUMENT_KINDS_81:
+            raise SerializeError(
+                "argument kind %s does not exist in export schema 8.1 (PyTorch 2.4); "
+                "the %s format cannot carry it (loaders up to 2.8 reject unknown keys)" % (key, self.profile.name)
+            )
+        return _as(key, value)
+
+    def _none(self) -> "OrderedDict":
+        return self._arg("as_none", self.profile.none_value)
+
     def argument(self, a, arg_type=None) -> "OrderedDict":
         if isinstance(a, fx.Node):
-            return _as("as_tensor", _tensor_arg(self.name_of(a)))
+            return self._arg("as_tensor", _tensor_arg(self.name_of(a)))
         if type(a) is bool:
-            return _as("as_bool", a)
+            return self._arg("as_bool", a)
         if type(a) is int:
-            return _as("as_int", a)
+            return self._arg("as_int", a)
         if type(a) is float:
-            return _as("as_float", a)
+            return self._arg("as_float", a)
         if type(a) is str:
-            return _as("as_string", a)
+            return self._arg("as_string", a)
         if a is None:
-            return _as("as_none", True)
+            return self._none()
         if isinstance(a, torch.dtype):
-            return _as("as_scalar_type", SCALAR_TYPE[a])
+            return self._arg("as_scalar_type", SCALAR_TYPE[a])
         if isinstance(a, torch.memory_format):
-            return _as("as_memory_format", MEMORY_FORMAT[a])
+            return self._arg("as_memory_format", MEMORY_FORMAT[a])
         if isinstance(a, torch.layout):
-            return _as("as_layout", LAYOUT[a])
+            return self._arg("as_layout", LAYOUT[a])
         if isinstance(a, torch.device):
-            return _as("as_device", O([("type", a.type), ("index", a.index)]))
+            return self._arg("as_device", O([("type", a.type), ("index", a.index)]))
         if isinstance(a, (list, tuple)):
             return self._list_argument(list(a), arg_type)
         raise SerializeError("unsupported argument %r (schema type %s)" % (a, arg_type))
@@ -174,25 +277,23 @@ class GraphSerializer:
                 (torch.TensorType, "as_tensors"),
             ):
                 if isinstance(el, typ):
-                    return _as(key, [])
+                    return self._arg(key, [])
             raise SerializeError("empty list of %s" % el)
         if all(type(x) is bool for x in a):
-            return _as("as_bools", a)
+            return self._arg("as_bools", a)
         if all(type(x) is int for x in a):
-            return _as("as_ints", a)
+            return self._arg("as_ints", a)
         if all(type(x) is float for x in a):
-            return _as("as_floats", a)
+            return self._arg("as_floats", a)
         if all(type(x) is str for x in a):
-            return _as("as_strings", a)
+            return self._arg("as_strings", a)
         if all(isinstance(x, fx.Node) for x in a):
-            return _as("as_tensors", [_tensor_arg(self.name_of(x)) for x in a])
+            return self._arg("as_tensors", [_tensor_arg(self.name_of(x)) for x in a])
         if all(isinstance(x, fx.Node) or x is None for x in a):
-            return _as(
+            # OptionalTensorArgument: same as_none encoding as Argument
+            return self._arg(
                 "as_optional_tensors",
-                [
-                    _as("as_none", True) if x is None else _as("as_tensor", _tensor_arg(self.name_of(x)))
-                    for x in a
-                ],
+                [self._none() if x is None else _as("as_tensor", _tensor_arg(self.name_of(x))) for x in a],
             )
         raise SerializeError("unsupported list argument %r" % (a,))
 
@@ -201,10 +302,17 @@ class GraphSerializer:
         out = []
         for i, sa in enumerate(schema.arguments):
             if sa.name in n.kwargs:
-                out.append(O([("name", sa.name), ("arg", self.argument(n.kwargs[sa.name], sa.type)), ("kind", ARG_KEYWORD)]))
+                value, kind = n.kwargs[sa.name], ARG_KEYWORD
             elif not sa.kwarg_only and i < len(n.args):
-                out.append(O([("name", sa.name), ("arg", self.argument(n.args[i], sa.type)), ("kind", ARG_POSITIONAL)]))
-            # else: left at its default -> omitted
+                value, kind = n.args[i], ARG_POSITIONAL
+            else:
+                continue  # left at its default -> omitted
+            na = O([("name", sa.name), ("arg", self.argument(value, sa.type))])
+            if not self.profile.fields_81:
+                # NamedArgument.kind is newer than 8.1; a 2.4-2.8 loader
+                # derives positional/keyword from the op schema instead.
+                na["kind"] = kind
+            out.append(na)
         extra = set(n.kwargs) - {sa.name for sa in schema.arguments}
         if extra or len(n.args) > len(schema.arguments):
             raise SerializeError("arguments of %s do not match its schema" % n.format_node())
@@ -241,22 +349,22 @@ class GraphSerializer:
                 nm = self.tm.names[users[i]] if i in users else "%s_unused_%d" % (name, i)
                 self._record(nm, v)
                 args.append(_tensor_arg(nm))
-            return [_as("as_tensors", args)]
+            return [self._arg("as_tensors", args)]
         if len(returns) == 1:
             if val is None:
-                return [_as("as_none", True)]
+                return [self._none()]
             self._record(name, val)
-            return [_as("as_tensor", _tensor_arg(name))]
+            return [self._arg("as_tensor", _tensor_arg(name))]
 
         users = self._getitem_users(n)
         outs = []
         for i, (v, ret) in enumerate(zip(val, returns)):
             if v is None:
-                outs.append(_as("as_none", True))
+                outs.append(self._none())
             elif isinstance(v, torch.Tensor):
                 nm = self.tm.names[users[i]] if i in users else "%s_unused_%d" % (name, i)
                 self._record(nm, v)
-                outs.append(_as("as_tensor", _tensor_arg(nm)))
+                outs.append(self._arg("as_tensor", _tensor_arg(nm)))
             else:
                 raise SerializeError("unhandled output %r of %s" % (type(v), n.format_node()))
         return outs
@@ -271,7 +379,7 @@ class GraphSerializer:
             if n.op == "placeholder":
                 val = tm.node_values[n]
                 self._record(tm.names[n], val)
-                inputs.append(_as("as_tensor", _tensor_arg(tm.names[n])))
+                inputs.append(self._arg("as_tensor", _tensor_arg(tm.names[n])))
             elif n.op == "call_function":
                 if n.target is operator.getitem:
                     continue  # folded into the producer's outputs
@@ -279,23 +387,23 @@ class GraphSerializer:
                     raise SerializeError("cannot serialize target %r" % (n.target,))
                 node_inputs = self.named_inputs(n)
                 node_outputs = self.node_outputs(n)
-                nodes.append(
-                    O(
-                        [
-                            ("target", op_name(n.target)),
-                            ("inputs", node_inputs),
-                            ("outputs", node_outputs),
-                            ("metadata", O()),
-                            ("is_hop_single_tensor_return", None),
-                            ("name", tm.names[n] if self.profile.node_names else None),
-                        ]
-                    )
+                node = O(
+                    [
+                        ("target", op_name(n.target)),
+                        ("inputs", node_inputs),
+                        ("outputs", node_outputs),
+                        ("metadata", O()),
+                    ]
                 )
+                if not self.profile.fields_81:
+                    node["is_hop_single_tensor_return"] = None
+                    node["name"] = tm.names[n] if self.profile.node_names else None
+                nodes.append(node)
             elif n.op == "output":
                 graph_outputs = [self.argument(a) for a in n.args[0]]
             else:
                 raise SerializeError("unexpected node %s" % n.format_node())
-        return O(
+        graph = O(
             [
                 ("inputs", inputs),
                 ("outputs", graph_outputs),
@@ -305,9 +413,11 @@ class GraphSerializer:
                 ("sym_bool_values", O()),
                 ("is_single_tensor_return", False),
                 ("custom_obj_values", O()),
-                ("sym_float_values", O()),
             ]
         )
+        if not self.profile.fields_81:
+            graph["sym_float_values"] = O()
+        return graph
 
     def signature(self) -> "OrderedDict":
         tm = self.tm
@@ -315,7 +425,7 @@ class GraphSerializer:
         for s in tm.inputs:
             arg = _tensor_arg(s.name)
             if s.kind == "user_input":
-                spec = _as("user_input", O([("arg", _as("as_tensor", arg))]))
+                spec = _as("user_input", O([("arg", self._arg("as_tensor", arg))]))
             elif s.kind == "parameter":
                 spec = _as("parameter", O([("arg", arg), ("parameter_name", s.target)]))
             elif s.kind == "buffer":
@@ -331,15 +441,15 @@ class GraphSerializer:
             if s.kind == "buffer_mutation":
                 output_specs.append(_as("buffer_mutation", O([("arg", _tensor_arg(nm)), ("buffer_name", s.target)])))
             else:
-                output_specs.append(_as("user_output", O([("arg", _as("as_tensor", _tensor_arg(nm)))])))
+                output_specs.append(_as("user_output", O([("arg", self._arg("as_tensor", _tensor_arg(nm)))])))
         return O([("input_specs", input_specs), ("output_specs", output_specs)])
 
     def module_call_graph(self) -> List["OrderedDict"]:
         tm = self.tm
         sig = O(
             [
-                ("inputs", [_as("as_tensor", _tensor_arg(s.name)) for s in tm.user_inputs]),
-                ("outputs", [_as("as_tensor", _tensor_arg(self.name_of(s.node))) for s in tm.user_outputs]),
+                ("inputs", [self._arg("as_tensor", _tensor_arg(s.name)) for s in tm.user_inputs]),
+                ("outputs", [self._arg("as_tensor", _tensor_arg(self.name_of(s.node))) for s in tm.user_outputs]),
                 ("in_spec", treespec_dumps(tm.in_spec)),
                 ("out_spec", treespec_dumps(tm.out_spec)),
                 ("forward_arg_names", list(tm.forward_arg_names)),
@@ -357,9 +467,10 @@ def serialize_program(tm: TracedMethod, profile: SchemaProfile) -> "OrderedDict"
             ("signature", gs.signature()),
             ("module_call_graph", gs.module_call_graph()),
             ("metadata", O()),
-            ("treespec_namedtuple_fields", O()),
         ]
     )
+    if not profile.fields_81:
+        graph_module["treespec_namedtuple_fields"] = O()
     program = O(
         [
             ("graph_module", graph_module),
@@ -368,9 +479,10 @@ def serialize_program(tm: TracedMethod, profile: SchemaProfile) -> "OrderedDict"
             ("schema_version", O([("major", profile.schema_major), ("minor", profile.schema_minor)])),
             ("verifiers", []),
             ("torch_version", profile.torch_version),
-            ("guards_code", []),
         ]
     )
+    if not profile.fields_81:
+        program["guards_code"] = []
     check_program(program)
     return program
 
