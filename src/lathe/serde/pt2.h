@@ -17,7 +17,8 @@ namespace lathe {
 // The archive generations Lathe knows about.
 inline constexpr const char* kFormatPt2Raw = "pt2-2.9";        // PT2 archive, raw weights (PyTorch 2.9+)
 inline constexpr const char* kFormatPt2Pickle = "pt2-2.8";     // PT2 archive, torch.save weights (2.8)
-inline constexpr const char* kFormatLegacyZip = "legacy-2.4";  // flat zip (2.4-2.7; 2.2/2.3 pre-schema-8)
+inline constexpr const char* kFormatLegacyZip = "legacy-2.4";  // flat zip, schema 8 (PyTorch 2.4-2.7)
+inline constexpr const char* kFormatLegacyPre8 = "legacy-2.2";  // flat zip, integer schema (PyTorch 2.2/2.3)
 
 struct Pt2ReadOptions {
   ZipLimits zip;

@@ -191,14 +191,5 @@ TEST_F(Pt2Malformed, SignatureDisagreesWithGraph) {
   EXPECT_NE(err.find("input_specs[1]: names 'arg' but graph input 1 is 'p_linear_bias'"), std::string::npos) << err;
 }
 
-TEST(Pt2Legacy, RealPyTorch22ArchiveGivesASpecificError) {
-  std::string path = testing::shared_path("external/pt2/hades_pid_exported_program.pt2");
-  auto p = read_pt2(path);
-  ASSERT_FALSE(p.ok());
-  const std::string& err = p.error().message();
-  EXPECT_NE(err.find("flat torch.export archive (schema 2, PyTorch 2.2/2.3)"), std::string::npos) << err;
-  EXPECT_NE(err.find("serialized_state_dict"), std::string::npos) << err;
-}
-
 }  // namespace
 }  // namespace lathe

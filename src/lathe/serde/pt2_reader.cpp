@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "lathe/serde/payload_config.h"
+#include "lathe/serde/pickled_state.h"
 #include "lathe/serde/program_json.h"
 #include "lathe/serde/pt2.h"
 
@@ -163,25 +164,36 @@ Result<Program> ArchiveReader::read() {
   }
   if (methods.empty()) return make_error(path_ + ": no models/<name>.json record: not an exported-program archive");
 
+  bool pickled = false;
   for (const auto& name : methods) {
     std::string model_record = "models/" + name + ".json";
     std::string weights_config = "data/weights/" + name + "_weights_config.json";
     std::string constants_config = "data/constants/" + name + "_constants_config.json";
-    if (!find(weights_config) && find("data/weights/" + name + ".pt")) {
-      return error("data/weights/" + name + ".pt",
-                   "weights stored as a torch.save pickle (a PyTorch 2.8 archive); this version of Lathe reads "
-                   "raw-weight archives (PyTorch 2.9+) only");
-    }
+    // PyTorch 2.8 kept each method's state as one torch.save dict instead.
+    const ZipEntry* pickled_weights = find(weights_config) ? nullptr : find("data/weights/" + name + ".pt");
     std::vector<std::byte> scratch;
     JsonDecodeOptions jopts;
     LATHE_ASSIGN_OR_RETURN(std::string_view text, read_text(model_record, scratch, &jopts.readable_after));
     jopts.origin = path_ + ": " + model_record;
     jopts.max_depth = options_.max_json_depth;
     LATHE_ASSIGN_OR_RETURN(std::unique_ptr<ExportedProgram> ep, decode_program_json(text, jopts));
-    if (!find(weights_config)) return make_error(path_ + ": missing record '" + weights_config + "'");
-    LATHE_RETURN_IF_ERROR(load_state(name, "data/weights/", weights_config, *ep, false));
-    if (find(constants_config)) {
-      LATHE_RETURN_IF_ERROR(load_state(name, "data/constants/", constants_config, *ep, true));
+    if (pickled_weights) {
+      std::string record = "data/weights/" + name + ".pt";
+      LATHE_ASSIGN_OR_RETURN(std::vector<NamedTensor> tensors,
+                             read_pickled_tensors(zip_, *pickled_weights, path_ + ": " + record));
+      LATHE_RETURN_IF_ERROR(assign_pickled_state(*ep, std::move(tensors), false, path_ + ": " + record));
+      if (const ZipEntry* c = find("data/constants/" + name + ".pt")) {
+        std::string crecord = "data/constants/" + name + ".pt";
+        LATHE_ASSIGN_OR_RETURN(std::vector<NamedTensor> consts, read_pickled_tensors(zip_, *c, path_ + ": " + crecord));
+        LATHE_RETURN_IF_ERROR(assign_pickled_state(*ep, std::move(consts), true, path_ + ": " + crecord));
+      }
+      pickled = true;
+    } else {
+      if (!find(weights_config)) return make_error(path_ + ": missing record '" + weights_config + "'");
+      LATHE_RETURN_IF_ERROR(load_state(name, "data/weights/", weights_config, *ep, false));
+      if (find(constants_config)) {
+        LATHE_RETURN_IF_ERROR(load_state(name, "data/constants/", constants_config, *ep, true));
+      }
     }
     Method m{name, std::move(ep), {}};
     if (const ZipEntry* si = find("data/sample_inputs/" + name + ".pt")) {
@@ -194,7 +206,7 @@ Result<Program> ArchiveReader::read() {
     LATHE_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, zip_.read(e));
     program.extra.emplace_back(e.name.substr(top_.size() + 6), std::move(bytes));
   }
-  program.source_format = kFormatPt2Raw;
+  program.source_format = pickled ? kFormatPt2Pickle : kFormatPt2Raw;
   return program;
 }
 
@@ -209,12 +221,35 @@ Result<Program> read_legacy(const ZipReader& zip, const std::string& path, const
   jopts.max_depth = options.max_json_depth;
   // Decoding first gives the most specific error (e.g. a pre-schema-8 file).
   LATHE_ASSIGN_OR_RETURN(std::unique_ptr<ExportedProgram> ep, decode_program_json(text, jopts));
-  std::string writer = ep->legacy_schema_version
-                           ? "schema " + std::to_string(*ep->legacy_schema_version) + ", PyTorch 2.2/2.3"
-                           : "schema 8, PyTorch 2.4-2.7";
-  return make_error(path + ": flat torch.export archive (" + writer +
-                    ") keeps its weights in torch.save pickles (serialized_state_dict); this version of Lathe "
-                    "reads PT2 archives with raw weights (PyTorch 2.9+) only");
+  // Weights and constants: torch.save zips. PyTorch 2.2/2.3 named them
+  // .json although they are not.
+  auto record = [&](const char* stem) -> const ZipEntry* {
+    if (const ZipEntry* e = zip.find(std::string(stem) + ".pt")) return e;
+    return zip.find(std::string(stem) + ".json");
+  };
+  for (bool constants : {false, true}) {
+    const ZipEntry* e = record(constants ? "serialized_constants" : "serialized_state_dict");
+    if (!e) {
+      if (constants) continue;
+      return make_error(path + ": missing record 'serialized_state_dict.pt'");
+    }
+    std::string where = path + ": " + e->name;
+    LATHE_ASSIGN_OR_RETURN(std::vector<NamedTensor> tensors, read_pickled_tensors(zip, *e, where));
+    LATHE_RETURN_IF_ERROR(assign_pickled_state(*ep, std::move(tensors), constants, where));
+  }
+  Program program;
+  Method m{"model", std::move(ep), {}};
+  if (const ZipEntry* si = record("serialized_example_inputs")) {
+    LATHE_ASSIGN_OR_RETURN(m.sample_inputs, zip.read(*si));
+  }
+  program.methods.push_back(std::move(m));
+  for (const auto& e : zip.entries()) {
+    if (e.name.rfind("extra_files/", 0) != 0) continue;
+    LATHE_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, zip.read(e));
+    program.extra.emplace_back(e.name.substr(12), std::move(bytes));
+  }
+  program.source_format = program.methods[0].program->legacy_schema_version ? kFormatLegacyPre8 : kFormatLegacyZip;
+  return program;
 }
 
 }  // namespace
