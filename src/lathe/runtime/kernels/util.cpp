@@ -263,6 +263,8 @@ Tensor as_dtype(const Tensor& t, DType dtype) {
 
 // ---- checks -------------------------------------------------------------------
 Status check_writable(const Tensor& out, const char* op) {
+  // An empty owned storage has no data pointer; there is nothing to write.
+  if (out.storage && out.numel() == 0) return out.check_fits();
   if (!out.storage || !out.storage->mutable_data()) {
     return make_error(std::string(op) + ": output is read-only (a view of mapped weights?)");
   }

@@ -1,0 +1,147 @@
+// Every committed fixture runs on the portable runtime and matches
+// PyTorch's stored eager outputs, call after call (state carried).
+//
+// Tolerance: error relative to each output's scale (see compare.h),
+// rtol 1e-5 for every fixture; no model needs a looser bound. The largest
+// contributors are GEMM/conv accumulation order (Lathe sums each dot
+// product in float32 in its own order; MKL/oneDNN in another) and libm vs
+// SLEEF transcendentals (tanh, exp, erf: <= 2 ulp).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <thread>
+
+#include "lathe/runtime/compare.h"
+#include "lathe/runtime/executor.h"
+#include "lathe/runtime/kernels/util.h"
+#include "lathe/runtime/reference.h"
+#include "lathe/serde/pt2.h"
+#include "support/testing.h"
+
+namespace lathe {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> fixture_archives() {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(testing::source_path("fixtures"))) {
+    if (e.path().extension() == ".pt2") out.push_back(e.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Per-fixture tolerance, relative to the output's max |ref|.
+double fixture_rtol(const std::string& stem) {
+  static const std::map<std::string, double> kLooser = {};  // none needed so far
+  auto it = kLooser.find(stem);
+  return it == kLooser.end() ? 1e-5 : it->second;
+}
+
+TEST(Fixtures, AllEightArePresent) { EXPECT_GE(fixture_archives().size(), 8u); }
+
+TEST(Fixtures, EveryMethodMatchesPyTorchCallByCall) {
+  for (const std::string& path : fixture_archives()) {
+    const std::string stem = fs::path(path).stem().string();
+    auto program = read_pt2(path);
+    ASSERT_TRUE(program.ok()) << path << ": " << program.error().message();
+    for (const Method& m : program->methods) {
+      SCOPED_TRACE(stem + "." + m.name);
+      auto calls = load_reference_calls(reference_dir(path, m.name));
+      ASSERT_TRUE(calls.ok()) << calls.error().message();
+      auto ex = Executor::create(*m.program);
+      ASSERT_TRUE(ex.ok()) << ex.error().message();
+      for (size_t k = 0; k < calls->size(); ++k) {
+        const ReferenceCall& call = (*calls)[k];
+        auto out = (*ex)->run(call.inputs);
+        ASSERT_TRUE(out.ok()) << "call " << k << ": " << out.error().message();
+        ASSERT_EQ(out->size(), call.outputs.size());
+        for (size_t i = 0; i < out->size(); ++i) {
+          TensorDiff d = compare_tensors((*out)[i], call.outputs[i], Tolerance{fixture_rtol(stem), 0.0});
+          std::printf("  %-24s %-7s call %zu output %zu: %s\n", stem.c_str(), m.name.c_str(), k, i, d.describe().c_str());
+          EXPECT_TRUE(d.ok) << "call " << k << " output " << i << ": " << d.describe();
+        }
+      }
+    }
+  }
+}
+
+TEST(Fixtures, BufferMutationStateLivesInTheExecutorNotTheFile) {
+  const std::string path = testing::source_path("fixtures/buffer_mutation.pt2");
+  auto program = read_pt2(path);
+  ASSERT_TRUE(program.ok());
+  const ExportedProgram& ep = *program->methods[0].program;
+  const Tensor* count = ep.buffers.find("count");
+  ASSERT_NE(count, nullptr);
+  EXPECT_TRUE(count->storage->is_view());  // a window into the mapped archive
+  auto calls = load_reference_calls(reference_dir(path, "model"));
+  ASSERT_TRUE(calls.ok());
+  ASSERT_EQ(calls->size(), 3u);
+  auto ex = Executor::create(ep);
+  ASSERT_TRUE(ex.ok());
+  for (const auto& c : *calls) ASSERT_TRUE((*ex)->run(c.inputs).ok());
+  EXPECT_EQ(*kernels::cdata<int64_t>(*(*ex)->buffer("count")), 3);  // registered as zeros, add_(1) three times
+  EXPECT_EQ(*kernels::cdata<int64_t>(*count), 0);
+  EXPECT_FALSE((*ex)->buffer("count")->storage->is_view());
+  // Parameters are bound in place: the mapped views are still the only copy.
+  for (const auto& [name, t] : ep.parameters) EXPECT_TRUE(t.storage->is_view()) << name;
+}
+
+// Buffer sharing must not change a single bit: compare with fresh memory
+// for every value, on the largest fixture.
+TEST(Fixtures, MemoryPlanningIsBitExactAndSavesMemory) {
+  for (const char* name : {"convnet", "transformer_block"}) {
+    const std::string path = testing::source_path(std::string("fixtures/") + name + ".pt2");
+    auto program = read_pt2(path);
+    ASSERT_TRUE(program.ok());
+    const ExportedProgram& ep = *program->methods[0].program;
+    auto calls = load_reference_calls(reference_dir(path, "model"));
+    ASSERT_TRUE(calls.ok());
+    ExecutorOptions fresh;
+    fresh.plan_memory = false;
+    auto planned = Executor::create(ep);
+    auto unplanned = Executor::create(ep, fresh);
+    ASSERT_TRUE(planned.ok() && unplanned.ok());
+    auto a = (*planned)->run((*calls)[0].inputs);
+    auto b = (*unplanned)->run((*calls)[0].inputs);
+    ASSERT_TRUE(a.ok() && b.ok());
+    TensorDiff d = compare_tensors((*a)[0], (*b)[0], Tolerance{0, 0});
+    EXPECT_EQ(d.max_abs, 0.0) << name;
+    const MemoryStats& s = (*planned)->memory_stats();
+    EXPECT_LT(s.buffer_bytes, s.unshared_bytes) << name;
+    std::printf("  %s: %zu values in %zu buffers, %zu bytes instead of %zu\n", name, s.planned_values, s.buffers,
+                s.buffer_bytes, s.unshared_bytes);
+  }
+}
+
+TEST(Fixtures, ExecutorsRunConcurrentlyOverOneLoadedProgram) {
+  const std::string path = testing::source_path("fixtures/transformer_block.pt2");
+  auto program = read_pt2(path);
+  ASSERT_TRUE(program.ok());
+  const ExportedProgram& ep = *program->methods[0].program;
+  auto calls = load_reference_calls(reference_dir(path, "model"));
+  ASSERT_TRUE(calls.ok());
+  std::vector<int> failures(3, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([&, t] {
+      auto ex = Executor::create(ep);
+      if (!ex.ok()) {
+        ++failures[t];
+        return;
+      }
+      for (int i = 0; i < 20; ++i) {
+        auto out = (*ex)->run((*calls)[0].inputs);
+        if (!out.ok() || !compare_tensors((*out)[0], (*calls)[0].outputs[0]).ok) ++failures[t];
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures, (std::vector<int>{0, 0, 0}));
+}
+
+}  // namespace
+}  // namespace lathe

@@ -1,0 +1,204 @@
+// Hand-checked tests of the kernels' shared pieces and refusals: argument
+// checks, type promotion, 16-bit float conversion, view strides, and the
+// ops whose PyTorch result is random (empty*) or which PyTorch refuses.
+#include <gtest/gtest.h>
+
+#include "lathe/ir/graph_builder.h"
+#include "lathe/runtime/executor.h"
+#include "lathe/runtime/kernels/binary.h"
+#include "lathe/runtime/kernels/conv.h"
+#include "lathe/runtime/kernels/index.h"
+#include "lathe/runtime/kernels/matmul.h"
+#include "lathe/runtime/kernels/util.h"
+#include "lathe/runtime/kernels/view.h"
+
+namespace lathe::kernels {
+namespace {
+
+Tensor f32(std::vector<int64_t> sizes) { return Tensor::empty(DType::Float32, std::move(sizes)); }
+
+TEST(KernelChecks, ShapeMismatchesAreErrorsNotReads) {
+  Tensor out = f32({2, 5});
+  Status mm = mm_out(f32({2, 3}), f32({4, 5}), out);
+  ASSERT_FALSE(mm.ok());
+  EXPECT_EQ(mm.error().message(), "mm: shapes [2, 3] and [4, 5] cannot be multiplied");
+  Status wrong_out = mm_out(f32({2, 3}), f32({3, 5}), out = f32({5, 2}));
+  ASSERT_FALSE(wrong_out.ok());
+  EXPECT_EQ(wrong_out.error().message(), "mm: out is float32 [5, 2], expected float32 [2, 5]");
+  Tensor b = f32({3});
+  Status bc = binary_out(BinaryOp::Add, f32({2, 4}), b, DType::Float32, out = f32({2, 4}));
+  ASSERT_FALSE(bc.ok());
+  EXPECT_EQ(bc.error().message(), "shapes [2, 4] and [3] do not broadcast");
+}
+
+TEST(KernelChecks, OutOfRangeIndicesAreErrors) {
+  Tensor w = f32({10, 4});
+  Tensor idx = Tensor::empty(DType::Int64, {2});
+  kernels::mdata<int64_t>(idx)[1] = 10;
+  Tensor out = f32({2, 4});
+  Status e = embedding_out(w, idx, out);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error().message(), "embedding: index 10 is out of bounds for size 10");
+  kernels::mdata<int64_t>(idx)[1] = -1;
+  Tensor sel = f32({10, 2});
+  Status s = index_select_out(w, 1, idx, sel);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message(), "index_select: index -1 is out of bounds for size 4");
+  auto select = select_view(w, 0, 10);
+  ASSERT_FALSE(select.ok());
+  EXPECT_EQ(select.error().message(), "select: index 10 out of range for dim 0 of size 10");
+}
+
+TEST(KernelChecks, IntegerDivisionByZeroIsAnError) {
+  Tensor a = Tensor::empty(DType::Int64, {2});
+  Tensor b = Tensor::empty(DType::Int64, {2});
+  kernels::mdata<int64_t>(b)[0] = 1;  // b = [1, 0]
+  Tensor out = Tensor::empty(DType::Int64, {2});
+  Status s = binary_out(BinaryOp::DivFloor, a, b, DType::Int64, out);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message(), "ZeroDivisionError: integer division by zero");
+}
+
+TEST(KernelChecks, MappedWeightsAreNeverWritten) {
+  auto keep = std::make_shared<std::vector<std::byte>>(16);
+  Tensor mapped;
+  mapped.storage = Storage::view(keep, keep->data(), keep->size());
+  mapped.sizes = {4};
+  mapped.strides = {1};
+  Status s = copy_into(f32({4}), mapped);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message(), "copy: output is read-only (a view of mapped weights?)");
+}
+
+TEST(KernelChecks, ViewRefusesLayoutsThatNeedACopy) {
+  Tensor t = f32({3, 4});
+  auto tt = transpose_view(t, 0, 1);
+  ASSERT_TRUE(tt.ok());
+  auto v = view_view(*tt, {12});
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.error().message().find("use reshape"), std::string::npos);
+  // [4, 3] transposed storage viewed as [2, 2, 3]: splitting dim 0 is fine.
+  auto ok = view_view(*tt, {2, 2, 3});
+  ASSERT_TRUE(ok.ok()) << ok.error().message();
+  EXPECT_EQ(ok->strides, (std::vector<int64_t>{2, 1, 4}));
+  auto bad_expand = expand_view(f32({3, 2}), {3, 4});
+  ASSERT_FALSE(bad_expand.ok());
+  EXPECT_EQ(bad_expand.error().message(), "expand: size 2 of dim 1 cannot expand to 4 ([3, 2] -> [3, 4])");
+}
+
+TEST(KernelChecks, ConvolutionChecksGroups) {
+  ConvParams p;
+  p.groups = 3;
+  auto s = conv_output_shape(f32({1, 4, 5, 5}), f32({6, 2, 3, 3}), p);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message(), "convolution: groups 3 do not divide 4 input channels");
+}
+
+// torch.promote_types and torch.result_type, as documented by PyTorch
+// ("Type promotion" in the tensor attributes docs).
+TEST(TypePromotion, FollowsPyTorch) {
+  EXPECT_EQ(promote_types(DType::Int64, DType::Float32), DType::Float32);
+  EXPECT_EQ(promote_types(DType::UInt8, DType::Int8), DType::Int16);
+  EXPECT_EQ(promote_types(DType::Bool, DType::Int32), DType::Int32);
+  EXPECT_EQ(promote_types(DType::Float16, DType::BFloat16), DType::Float32);
+  EXPECT_EQ(promote_types(DType::Int32, DType::Float64), DType::Float64);
+  auto rt = [](std::vector<Tensor> ts, std::vector<Scalar> ss) {
+    ResultType r;
+    for (const auto& t : ts) r.add(t);
+    for (const auto& s : ss) r.add(s);
+    return r.get();
+  };
+  // torch.tensor([1, 2], dtype=torch.int) + 1.0 -> float32
+  EXPECT_EQ(rt({Tensor::empty(DType::Int32, {2})}, {Scalar::from_double(1.0)}), DType::Float32);
+  // uint8 tensor + 0-d int64 tensor -> uint8 (dimensioned tensors win within a category)
+  EXPECT_EQ(rt({Tensor::empty(DType::UInt8, {2}), Tensor::empty(DType::Int64, {})}, {}), DType::UInt8);
+  // int32 tensor + 0-d float64 tensor -> float32? no: the default dtype only applies to
+  // Python scalars; a 0-d float64 tensor promotes int32 to float64.
+  EXPECT_EQ(rt({Tensor::empty(DType::Int32, {2}), Tensor::empty(DType::Float64, {})}, {}), DType::Float64);
+  // float16 tensor * 2.5 stays float16
+  EXPECT_EQ(rt({Tensor::empty(DType::Float16, {2})}, {Scalar::from_double(2.5)}), DType::Float16);
+  // bool tensor + True stays bool; + 1 becomes int64
+  EXPECT_EQ(rt({Tensor::empty(DType::Bool, {2})}, {Scalar::from_bool(true)}), DType::Bool);
+  EXPECT_EQ(rt({Tensor::empty(DType::Bool, {2})}, {Scalar::from_int(1)}), DType::Int64);
+}
+
+// IEEE binary16 and bfloat16 encodings, checked by hand.
+TEST(SixteenBitFloats, RoundToNearestEven) {
+  EXPECT_EQ(Half(1.0f).bits, 0x3C00);
+  EXPECT_EQ(Half(-2.0f).bits, 0xC000);
+  EXPECT_EQ(Half(65504.0f).bits, 0x7BFF);  // largest finite
+  EXPECT_EQ(Half(65520.0f).bits, 0x7C00);  // rounds up to infinity
+  EXPECT_EQ(Half(5.9604645e-08f).bits, 0x0001);  // smallest subnormal
+  EXPECT_EQ(Half(1.0f + 1.0f / 2048).bits, 0x3C00);  // tie -> even mantissa
+  EXPECT_EQ(Half(1.0f + 3.0f / 2048).bits, 0x3C02);  // tie -> even mantissa (up)
+  EXPECT_EQ(static_cast<float>(Half(0.333251953125f)), 0.333251953125f);
+  EXPECT_EQ(BFloat16(1.0f).bits, 0x3F80);
+  EXPECT_EQ(BFloat16(3.14159265f).bits, 0x4049);  // 3.140625
+  EXPECT_EQ(static_cast<float>(BFloat16(3.14159265f)), 3.140625f);
+}
+
+TEST(StridedLoops, ContiguousDimsMergeIntoOneRow) {
+  std::vector<int64_t> sizes{2, 3, 4};
+  std::array<std::vector<int64_t>, 2> st{Tensor::contiguous_strides(sizes), Tensor::contiguous_strides(sizes)};
+  int rows = 0;
+  for_each_row<2>(sizes, st, [&](const std::array<int64_t, 2>&, int64_t n, const std::array<int64_t, 2>& s) {
+    ++rows;
+    EXPECT_EQ(n, 24);
+    EXPECT_EQ(s[0], 1);
+  });
+  EXPECT_EQ(rows, 1);
+  // A transposed operand keeps rows of its inner dim.
+  st[1] = {1, 2};
+  std::vector<int64_t> sz2{2, 3};
+  st[0] = {3, 1};
+  rows = 0;
+  for_each_row<2>(sz2, st, [&](const std::array<int64_t, 2>& off, int64_t n, const std::array<int64_t, 2>& s) {
+    EXPECT_EQ(n, 3);
+    EXPECT_EQ(s[1], 2);
+    EXPECT_EQ(off[1], rows);
+    ++rows;
+  });
+  EXPECT_EQ(rows, 2);
+}
+
+// PyTorch's empty* return uninitialised memory, so there is no reference to
+// compare with; Lathe's are zero-filled so runs stay deterministic.
+TEST(Factories, EmptyIsDeterministicZeros) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* x = b.user_input("x", {2, 3});
+  b.user_output(b.call("aten.empty.memory_format", {{"size", IntList{{2, 2}}}}, {2, 2}));
+  b.user_output(b.call("aten.empty_like.default", {{"self", x}}, {2, 3}));
+  b.user_output(b.call("aten.new_empty.default", {{"self", x}, {"size", IntList{{3}}}}, {3}));
+  b.user_output(b.call("aten.new_ones.default", {{"self", x}, {"size", IntList{{2}}}}, {2}));
+  b.user_output(b.call("aten.empty_strided.default", {{"size", IntList{{2, 3}}}, {"stride", IntList{{1, 2}}}}, {2, 3}));
+  b.user_output(b.call("aten.empty.default", {{"size", IntList{{1}}}}, {1}));
+  auto ex = Executor::create(ep);
+  ASSERT_TRUE(ex.ok()) << ex.error().message();
+  Tensor xin = f32({2, 3});
+  std::fill(mdata<float>(xin), mdata<float>(xin) + 6, 9.0f);
+  auto out = (*ex)->run(std::vector<Tensor>{xin});
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  const std::vector<float> expect_fill = {0, 0, 0, 1, 0, 0};
+  for (size_t i = 0; i < out->size(); ++i) {
+    Tensor c = as_contiguous((*out)[i]);
+    for (int64_t k = 0; k < c.numel(); ++k) EXPECT_EQ(cdata<float>(c)[k], expect_fill[i]) << "output " << i;
+  }
+  EXPECT_EQ((*out)[4].strides, (std::vector<int64_t>{1, 2}));  // the requested (permuted) layout
+}
+
+TEST(Dropout, TrainingModeIsRefused) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* x = b.user_input("x", {4});
+  b.user_output(b.call("aten.dropout.default", {{"input", x}, {"p", Argument(0.5)}, {"train", Argument(true)}}, {4}));
+  auto ex = Executor::create(ep);
+  ASSERT_TRUE(ex.ok());
+  auto out = (*ex)->run(std::vector<Tensor>{f32({4})});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.error().message(),
+            "node 'dropout' (aten.dropout.default): dropout in training mode is not supported (random masks)");
+}
+
+}  // namespace
+}  // namespace lathe::kernels
