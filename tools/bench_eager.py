@@ -1,0 +1,67 @@
+#!/usr/bin/python3
+"""PyTorch 1.13 eager latency of every fixture model, for `make bench`.
+
+    /usr/bin/python3 tools/bench_eager.py [--fixtures fixtures] [--threads 1] [--repeat 200]
+
+Rebuilds each fixture's nn.Module exactly as tools/make_fixtures.py does
+(same seed, eval mode), feeds it the reference inputs of call 0
+(fixtures/<name>.ref/<method>/call_0/input_*.npy: the inputs `lathe run`
+uses) and times `module.<method>(*inputs)` under torch.no_grad(), one
+warm-up call first, like `lathe run --repeat`. Prints one line per method:
+
+    <fixture> <method> <median ms> <p90 ms>
+"""
+
+import argparse
+import glob
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+from lathe_fixtures.models import FIXTURES, Fixture  # noqa: E402
+
+
+def load_inputs(ref_dir):
+    paths = sorted(glob.glob(os.path.join(ref_dir, "call_0", "input_*.npy")), key=lambda p: int(p.rsplit("_", 1)[1][:-4]))
+    return [torch.from_numpy(np.load(p)) for p in paths]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--fixtures", default=os.path.join(HERE, "..", "fixtures"))
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--repeat", type=int, default=200)
+    ap.add_argument("--only", default="", help="comma-separated fixture names")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    only = {n for n in args.only.split(",") if n}
+    for fx in FIXTURES:
+        if only and fx.name not in only:
+            continue
+        torch.manual_seed(fx.seed)
+        module = fx.build().eval()
+        for method in fx.methods:
+            inputs = load_inputs(os.path.join(args.fixtures, fx.name + ".ref", method))
+            fn = getattr(module, Fixture.attr_of(method))
+            times = []
+            with torch.no_grad():
+                fn(*inputs)  # warm-up
+                for _ in range(args.repeat):
+                    t0 = time.perf_counter()
+                    fn(*inputs)
+                    times.append((time.perf_counter() - t0) * 1e3)
+            times.sort()
+            median = times[len(times) // 2]
+            p90 = times[min(len(times) - 1, int(0.9 * len(times)))]
+            print("%s %s %.4f %.4f" % (fx.name, method, median, p90), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
