@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::vector<lathe::cli::Command> commands = {
       lathe::cli::add_inspect_command(app),
+      lathe::cli::add_convert_command(app),
       lathe::cli::add_run_command(app),
   };
   try {

@@ -31,6 +31,15 @@ Result<std::unique_ptr<ExportedProgram>> decode_program_json(std::string_view js
 
 std::string encode_program_json(const ExportedProgram& program);
 
+// Which field set to write. Loaders up to PyTorch 2.8 reject keys they do
+// not know, so archives for them carry the oldest schema-8 field set (8.1).
+enum class JsonSchema { Current, V8_1 };
+struct JsonWriteOptions {
+  JsonSchema schema = JsonSchema::Current;
+};
+// Fails if the program uses something the chosen field set cannot express.
+Result<std::string> encode_program_json(const ExportedProgram& program, const JsonWriteOptions& options);
+
 // TensorMeta as the schema writes it, shared with the weights-config codec.
 // The JSON type is kept out of the header on purpose: callers pass text.
 std::string encode_tensor_meta_json(const TensorMeta& meta);

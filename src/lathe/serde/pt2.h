@@ -27,10 +27,24 @@ struct Pt2ReadOptions {
 
 Result<Program> read_pt2(const std::string& path, const Pt2ReadOptions& options = {});
 
+// The generations Lathe writes. Pt2Raw is what PyTorch 2.9+ writes and reads;
+// the others are for users on older PyTorch: their weights are torch.save
+// pickles and their JSON carries the schema 8.1 field set, because loaders
+// up to 2.8 reject keys they do not know.
+enum class Pt2Format {
+  Pt2Raw,     // "2.9": PT2 archive, raw weights (default)
+  Pt2Pickle,  // "2.8": PT2 archive, one torch.save dict per method
+  Legacy,     // "legacy": flat zip as torch.export.save wrote it in 2.4-2.7 (one method)
+};
+
 struct Pt2WriteOptions {
   // The archive's top-level folder; default: the file's basename without ".pt2".
   std::string archive_name;
+  Pt2Format format = Pt2Format::Pt2Raw;
 };
+
+// "2.9" | "2.8" | "legacy" -> format.
+Result<Pt2Format> parse_pt2_format(const std::string& name);
 
 Status write_pt2(const Program& program, const std::string& path, const Pt2WriteOptions& options = {});
 

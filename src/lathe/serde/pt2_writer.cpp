@@ -11,6 +11,7 @@
 #include "lathe/serde/payload_config.h"
 #include "lathe/serde/program_json.h"
 #include "lathe/serde/pt2.h"
+#include "lathe/serde/torch_save.h"
 
 namespace lathe {
 namespace {
@@ -111,7 +112,82 @@ std::string serialization_id(uint64_t h) {
   return std::string(20 - std::min<size_t>(20, digits.size()), '0') + digits;
 }
 
+// A method's state as torch.save dicts, as PyTorch 2.8 and older keep it:
+// parameters (as nn.Parameter) and persistent buffers in one, constants
+// (lifted tensors, non-persistent buffers) in the other.
+PickleValue state_dict_value(const ExportedProgram& ep) {
+  PickleValue::Entries entries;
+  for (const auto& [fqn, t] : ep.parameters) entries.emplace_back(PickleValue::of_string(fqn), PickleValue::of_tensor(t, true));
+  for (const auto& [fqn, t] : ep.buffers) entries.emplace_back(PickleValue::of_string(fqn), PickleValue::of_tensor(t, false));
+  return PickleValue::of_dict(std::move(entries), /*ordered=*/true);
+}
+
+PickleValue constants_value(const ExportedProgram& ep) {
+  PickleValue::Entries entries;
+  for (const auto& [fqn, t] : ep.constants) entries.emplace_back(PickleValue::of_string(fqn), PickleValue::of_tensor(t, false));
+  return PickleValue::of_dict(std::move(entries));
+}
+
+Status refuse_opaque(const Method& method) {
+  if (!method.program->opaque_constants.empty()) {
+    return make_error("method '" + method.name + "' has custom objects (" + method.program->opaque_constants.front().first +
+                      "), which Lathe can only write to PyTorch 2.9+ archives");
+  }
+  return Status::Ok();
+}
+
+Result<std::string> write_pickled_method(ArchiveWriter& w, const Method& method) {
+  LATHE_RETURN_IF_ERROR(refuse_opaque(method));
+  const ExportedProgram& ep = *method.program;
+  JsonWriteOptions jopts{JsonSchema::V8_1};
+  auto json = encode_program_json(ep, jopts);
+  if (!json.ok()) return json.error().context("method '" + method.name + "'");
+  LATHE_RETURN_IF_ERROR(w.add("models/" + method.name + ".json", *json));
+  LATHE_ASSIGN_OR_RETURN(std::vector<std::byte> weights, write_torch_save(state_dict_value(ep)));
+  LATHE_RETURN_IF_ERROR(w.add("data/weights/" + method.name + ".pt", weights));
+  LATHE_ASSIGN_OR_RETURN(std::vector<std::byte> constants, write_torch_save(constants_value(ep)));
+  LATHE_RETURN_IF_ERROR(w.add("data/constants/" + method.name + ".pt", constants));
+  LATHE_RETURN_IF_ERROR(w.add("data/sample_inputs/" + method.name + ".pt", method.sample_inputs));
+  return *json;
+}
+
+// The flat zip torch.export.save wrote in PyTorch 2.4-2.7.
+Status write_legacy(const Program& program, FileSink& sink) {
+  if (program.methods.size() != 1) {
+    return make_error("the legacy format holds one program, but this one has " +
+                      std::to_string(program.methods.size()) + " methods; write 2.8 or 2.9 instead");
+  }
+  const Method& method = program.methods[0];
+  LATHE_RETURN_IF_ERROR(refuse_opaque(method));
+  const ExportedProgram& ep = *method.program;
+  ZipWriter zip(sink);
+  auto json = encode_program_json(ep, JsonWriteOptions{JsonSchema::V8_1});
+  if (!json.ok()) return json.error();
+  LATHE_RETURN_IF_ERROR(zip.add("serialized_exported_program.json", *json));
+  LATHE_ASSIGN_OR_RETURN(std::vector<std::byte> weights, write_torch_save(state_dict_value(ep)));
+  LATHE_RETURN_IF_ERROR(zip.add("serialized_state_dict.pt", weights));
+  LATHE_ASSIGN_OR_RETURN(std::vector<std::byte> constants, write_torch_save(constants_value(ep)));
+  LATHE_RETURN_IF_ERROR(zip.add("serialized_constants.pt", constants));
+  std::vector<std::byte> inputs = method.sample_inputs;
+  if (inputs.empty()) {
+    // The 2.4-2.7 loader always reads this record: an empty (args, kwargs).
+    PickleValue none = PickleValue::of_tuple({PickleValue::of_tuple({}), PickleValue::of_dict({})});
+    LATHE_ASSIGN_OR_RETURN(inputs, write_torch_save(none));
+  }
+  LATHE_RETURN_IF_ERROR(zip.add("serialized_example_inputs.pt", inputs));
+  LATHE_RETURN_IF_ERROR(zip.add("version", std::string("8.1")));
+  for (const auto& [key, bytes] : program.extra) LATHE_RETURN_IF_ERROR(zip.add("extra_files/" + key, bytes));
+  return zip.finish();
+}
+
 }  // namespace
+
+Result<Pt2Format> parse_pt2_format(const std::string& name) {
+  if (name == "2.9") return Pt2Format::Pt2Raw;
+  if (name == "2.8") return Pt2Format::Pt2Pickle;
+  if (name == "legacy") return Pt2Format::Legacy;
+  return make_error("unknown format '" + name + "' (valid: 2.9, 2.8, legacy)");
+}
 
 Status write_pt2(const Program& program, const std::string& path, const Pt2WriteOptions& options) {
   if (program.methods.empty()) return make_error(path + ": cannot write a program with no methods");
@@ -122,12 +198,15 @@ Status write_pt2(const Program& program, const std::string& path, const Pt2Write
   }
   top += "/";
   Status s = write_file_atomically(path, [&](FileSink& sink) -> Status {
+    if (options.format == Pt2Format::Legacy) return write_legacy(program, sink);
     ZipWriter zip(sink);
     ArchiveWriter w(zip, top);
     LATHE_RETURN_IF_ERROR(w.add("byteorder", std::string("little")));
     ContentHash hash;
     for (const auto& m : program.methods) {
-      LATHE_ASSIGN_OR_RETURN(std::string program_json, write_method(w, m));
+      LATHE_ASSIGN_OR_RETURN(std::string program_json, options.format == Pt2Format::Pt2Pickle
+                                                           ? write_pickled_method(w, m)
+                                                           : write_method(w, m));
       hash.mix(m.name);
       hash.mix(program_json);
     }

@@ -1,0 +1,56 @@
+// `lathe convert IN.pt2 -o OUT.pt2 [--format 2.9|2.8|legacy]`: rewrite any
+// readable generation as the chosen one, so nobody has to re-export.
+#include <iostream>
+#include <memory>
+
+#include "lathe/cli/commands.h"
+#include "lathe/ir/verify.h"
+#include "lathe/serde/pt2.h"
+
+namespace lathe::cli {
+
+namespace {
+
+int run_convert(const std::string& in, const std::string& out, const std::string& format_name) {
+  auto format = parse_pt2_format(format_name);
+  if (!format.ok()) {
+    std::cerr << "lathe convert: " << format.error().message() << "\n";
+    return 2;
+  }
+  auto program = read_pt2(in);
+  if (!program.ok()) {
+    std::cerr << "lathe convert: " << program.error().message() << "\n";
+    return 1;
+  }
+  Status v = verify(*program);
+  if (!v.ok()) {
+    std::cerr << "lathe convert: " << in << ": " << v.error().message() << "\n";
+    return 1;
+  }
+  Pt2WriteOptions options;
+  options.format = *format;
+  Status w = write_pt2(*program, out, options);
+  if (!w.ok()) {
+    std::cerr << "lathe convert: " << w.error().message() << "\n";
+    return 1;
+  }
+  std::cout << in << " (" << program->source_format << ") -> " << out << " (" << format_name << "), "
+            << program->methods.size() << (program->methods.size() == 1 ? " method" : " methods") << "\n";
+  return 0;
+}
+
+}  // namespace
+
+Command add_convert_command(CLI::App& app) {
+  struct State {
+    std::string in, out, format = "2.9";
+  };
+  auto state = std::make_shared<State>();
+  auto* cmd = app.add_subcommand("convert", "Write any readable .pt2 generation as PyTorch 2.9, 2.8 or 2.4-2.7 (legacy)");
+  cmd->add_option("input", state->in, "The .pt2 archive to read")->required();
+  cmd->add_option("-o,--output", state->out, "The .pt2 archive to write")->required();
+  cmd->add_option("--format", state->format, "2.9 (default: raw weights), 2.8 (torch.save weights) or legacy (flat zip)");
+  return Command{cmd, [state] { return run_convert(state->in, state->out, state->format); }};
+}
+
+}  // namespace lathe::cli
