@@ -55,8 +55,47 @@ bool Constness::is_quantize_op(std::string_view target) {
          name == "dequantize_per_channel" || name == "dequantize_per_channel_group";
 }
 
+void Constness::index_inputs(size_t count) {
+  size_t cap = 16;
+  while (cap < 2 * count) cap *= 2;
+  slots_.assign(cap, {nullptr, 0});
+  inputs_.reserve(count);
+}
+
+namespace {
+size_t slot_of(const Value* v, size_t mask) {
+  return static_cast<size_t>((reinterpret_cast<uintptr_t>(v) >> 4) * 0x9E3779B97F4A7C15ull) & mask;
+}
+}  // namespace
+
+void Constness::add_input(const Value* v, Input in) {
+  size_t mask = slots_.size() - 1;
+  for (size_t i = slot_of(v, mask);; i = (i + 1) & mask) {
+    if (slots_[i].first == v) {
+      inputs_[slots_[i].second] = std::move(in);
+      return;
+    }
+    if (!slots_[i].first) {
+      slots_[i] = {v, static_cast<uint32_t>(inputs_.size())};
+      inputs_.push_back(std::move(in));
+      return;
+    }
+  }
+}
+
+const Constness::Input* Constness::find_input(const Value* v) const {
+  if (slots_.empty()) return nullptr;
+  size_t mask = slots_.size() - 1;
+  for (size_t i = slot_of(v, mask);; i = (i + 1) & mask) {
+    if (slots_[i].first == v) return &inputs_[slots_[i].second];
+    if (!slots_[i].first) return nullptr;
+  }
+}
+
 Constness::Constness(const Graph& graph) : graph_(&graph) {
-  for (Value* v : graph.placeholders()) inputs_[v] = Input{};
+  std::vector<Value*> placeholders = graph.placeholders();
+  index_inputs(placeholders.size());
+  for (Value* v : placeholders) add_input(v, Input{});
 }
 
 Constness::Constness(const ExportedProgram& program) : ep_(&program), graph_(&program.graph()) {
@@ -73,12 +112,13 @@ Constness::Constness(const ExportedProgram& program) : ep_(&program), graph_(&pr
     if (const Tensor* t = program.state_tensor(s); t && t->storage) mutated_storage.emplace(t->storage.get(), s.target);
   }
   const auto& graph_inputs = program.graph().inputs();
+  index_inputs(graph_inputs.size());
   for (size_t i = 0; i < graph_inputs.size(); ++i) {
     const Value* v = single_value(graph_inputs[i]);
     if (!v) continue;
     Input in;
     if (i >= program.input_specs.size()) {  // a broken signature: classify nothing
-      inputs_[v] = in;
+      add_input(v, in);
       continue;
     }
     const InputSpec& s = program.input_specs[i];
@@ -107,25 +147,25 @@ Constness::Constness(const ExportedProgram& program) : ep_(&program), graph_(&pr
       case InputKind::CustomObj:
       case InputKind::ConstantInput: in.origin = Origin::Unknown; break;
     }
-    inputs_[v] = in;
+    add_input(v, std::move(in));
   }
 }
 
 const InputSpec* Constness::input_spec(const Value* placeholder) const {
-  auto it = inputs_.find(placeholder);
-  return it == inputs_.end() ? nullptr : it->second.spec;
+  const Input* in = find_input(placeholder);
+  return in ? in->spec : nullptr;
 }
 
 Origin Constness::origin(const Value* v) const {
   if (!v || v->graph() != graph_) return Origin::Unknown;
   if (!v->is_placeholder()) return Origin::Computed;
-  auto it = inputs_.find(v);
-  return it == inputs_.end() ? Origin::Unknown : it->second.origin;
+  const Input* in = find_input(v);
+  return in ? in->origin : Origin::Unknown;
 }
 
 bool Constness::is_compile_time_constant(const Value* v) const {
   switch (origin(v)) {
-    case Origin::Parameter: return !inputs_.at(v).mutated;
+    case Origin::Parameter: return !find_input(v)->mutated;
     case Origin::ConstantBuffer:
     case Origin::LiftedConstant: return true;
     default: return false;
@@ -157,8 +197,7 @@ std::string Constness::explain(const Value* v, int depth) const {
   if (v->graph() != graph_) return "is a value of another graph";
   const std::string name = "'" + v->name() + "'";
   if (v->is_placeholder()) {
-    auto it = inputs_.find(v);
-    const Input* in = it == inputs_.end() ? nullptr : &it->second;
+    const Input* in = find_input(v);
     if (!ep_) return "is graph input " + name + ", which cannot be classified without a program";
     if (!in || !in->spec) return "is graph input " + name + ", which has no input spec";
     const std::string target = "'" + in->spec->target + "'";

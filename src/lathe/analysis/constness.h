@@ -20,6 +20,8 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "lathe/ir/exported_program.h"
 #include "lathe/ir/graph.h"
@@ -66,10 +68,17 @@ class Constness {
   };
   bool weight(const Value* v, int depth) const;
   std::string explain(const Value* v, int depth) const;
+  // Placeholder -> Input in an open-addressing table: a program can have a
+  // million inputs, and a node-based map would allocate (and miss the
+  // cache) once per input.
+  void index_inputs(size_t count);
+  void add_input(const Value* v, Input in);
+  const Input* find_input(const Value* v) const;
 
   const ExportedProgram* ep_ = nullptr;
   const Graph* graph_;
-  std::unordered_map<const Value*, Input> inputs_;
+  std::vector<Input> inputs_;
+  std::vector<std::pair<const Value*, uint32_t>> slots_;  // empty key: free
   mutable std::unordered_map<const Value*, bool> weight_memo_;
 };
 

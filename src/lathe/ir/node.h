@@ -54,6 +54,7 @@ class Node {
 
  private:
   friend class Graph;
+  friend class Rewriter;  // retarget(): an op replaced in place keeps its values
   Node(Graph* graph, std::string target) : graph_(graph), target_(std::move(target)) {}
   void add_uses(const Argument& arg);
   void remove_uses(const Argument& arg);

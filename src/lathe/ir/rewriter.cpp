@@ -211,6 +211,19 @@ Result<Value*> Rewriter::replace_node(Node* old, std::string target, std::vector
   return to;
 }
 
+Status Rewriter::retarget(Node* node, std::string target, std::vector<NamedArgument> inputs) {
+  if (!node || node->graph() != graph_) return make_error("retarget: the node is not in this graph");
+  if (target.empty()) return make_error("retarget '" + node->name() + "': empty target");
+  // Inputs must be visible at the node itself, which also refuses the node
+  // reading its own values.
+  std::string where = "retarget '" + node->name() + "' to " + target;
+  for (const auto& in : inputs)
+    LATHE_RETURN_IF_ERROR(check_visible(in.arg, node, where + ", argument '" + in.name + "'"));
+  node->target_ = std::move(target);
+  node->set_inputs(std::move(inputs));
+  return Status::Ok();
+}
+
 Status Rewriter::replace_all_uses(Value* from, Value* to) {
   if (!from || !to) return make_error("replace all uses: null value");
   if (from == to) return Status::Ok();
@@ -400,7 +413,8 @@ Status Rewriter::remove_input(Value* placeholder) {
   std::vector<std::string> orphans;
   for (const auto& [n, e] : *dict) {
     if (std::find(named.begin(), named.end(), n) != named.end() || !same_view(e, gone)) continue;
-    bool other_anchor = std::any_of(named.begin(), named.end(), [&](const std::string& k) {
+    // An init-capture: clang 14 cannot capture a structured binding.
+    bool other_anchor = std::any_of(named.begin(), named.end(), [&, &e = e](const std::string& k) {
       const Tensor* o = dict->find(k);
       return o && same_view(e, *o);
     });

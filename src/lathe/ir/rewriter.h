@@ -10,7 +10,8 @@
 //                               `from` (so no cycle), same kind, has meta;
 //                               graph outputs move too, and with them the
 //                               output specs (they are aligned by position)
-//   replace_node                the usual pattern rewrite in one call
+//   replace_node / retarget     the usual pattern rewrite in one call (a
+//                               new node, or the old one changed in place)
 //   erase_node                  only when nothing uses its values
 //   rename                      keeps user_input_mutation targets in step
 //   add_*_input / remove_input  placeholder + spec + state together, in
@@ -67,6 +68,11 @@ class Rewriter {
   // including graph outputs, and `old` is erased.
   Result<Value*> replace_node(Node* old, std::string target, std::vector<NamedArgument> inputs,
                               const std::string& name);
+  // Turns `node` into `target(inputs)` in place: it keeps its values (names,
+  // metadata, every use, graph outputs), so nothing downstream moves. The
+  // caller vouches that the new op defines values of the same types. The
+  // cheapest rewrite: no node or value is created or destroyed.
+  Status retarget(Node* node, std::string target, std::vector<NamedArgument> inputs);
   Status replace_all_uses(Value* from, Value* to);
   Status erase_node(Node* node);
   Status rename(Value* value, const std::string& name);

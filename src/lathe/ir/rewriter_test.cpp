@@ -61,6 +61,39 @@ TEST(RewriterTest, ReplaceNodeReadingItsOwnValue_NEG) {
                          "is not defined before node 'addmm'");
 }
 
+TEST(RewriterTest, RetargetKeepsTheValueItsNameAndItsUses) {
+  ExportedProgram ep;
+  SimpleLinear s = build_simple_linear(ep);
+  Rewriter rw(ep);
+  Node* n = s.addmm->producer();
+  ASSERT_TRUE(rw.retarget(n, "torch.ops.aten.linear.default",
+                          {pos("input", TensorRef{s.arg}), pos("weight", TensorRef{s.weight}),
+                           pos("bias", TensorRef{s.bias})})
+                  .ok());
+  EXPECT_EQ(n->target(), "torch.ops.aten.linear.default");
+  EXPECT_EQ(ep.graph().outputs()[0].tensor(), s.addmm);
+  EXPECT_EQ(s.addmm->producer(), n);
+  EXPECT_FALSE(s.permute->has_uses());  // the old mat2 is no longer read
+  EXPECT_EQ(s.weight->user_count(), 2u);
+  EXPECT_EQ(verify_text(ep), "");
+}
+
+TEST(RewriterTest, RetargetReadingItsOwnOrALaterValue_NEG) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* x = b.user_input("x", {2});
+  Value* a = b.call("aten.neg.default", {{"self", x}}, {2});
+  Value* c = b.call("aten.relu.default", {{"self", x}}, {2});
+  b.user_output(a);
+  b.user_output(c);
+  Rewriter rw(ep);
+  EXPECT_FAILS_UNCHANGED(ep, rw.retarget(a->producer(), "torch.ops.aten.exp.default", {pos("self", TensorRef{a})}),
+                         "value 'neg' is not defined before node 'neg'");
+  EXPECT_FAILS_UNCHANGED(ep, rw.retarget(a->producer(), "torch.ops.aten.exp.default", {pos("self", TensorRef{c})}),
+                         "value 'relu' is not defined before node 'neg'");
+  EXPECT_FAILS_UNCHANGED(ep, rw.retarget(a->producer(), "", {pos("self", TensorRef{x})}), "empty target");
+}
+
 TEST(RewriterTest, CreateCallChecksTheInsertionPoint) {
   ExportedProgram ep;
   SimpleLinear s = build_simple_linear(ep);
@@ -298,7 +331,7 @@ TEST(RewriterTest, MutationOutputsGoFirst) {
 // Random sequences of Rewriter calls: every call either works or fails
 // without a trace, and the program verifies after each one.
 TEST(RewriterTest, RandomCallSequencesNeverBreakTheProgram) {
-  int succeeded[9] = {}, failed[9] = {};
+  int succeeded[10] = {}, failed[10] = {};
   for (uint32_t seed = 1; seed <= 30; ++seed) {
     ExportedProgram ep;
     build_simple_linear(ep);
@@ -321,7 +354,7 @@ TEST(RewriterTest, RandomCallSequencesNeverBreakTheProgram) {
       Node* at = nodes.empty() || pick(4) == 0 ? nullptr : nodes[pick(nodes.size())];
       std::string tag = "seed " + std::to_string(seed) + " step " + std::to_string(step);
       Status st;
-      int op = static_cast<int>(pick(9));
+      int op = static_cast<int>(pick(10));
       switch (op) {
         case 0: {
           auto r = rw.create_call("torch.ops.aten.neg.default", {pos("self", TensorRef{v})},
@@ -357,6 +390,10 @@ TEST(RewriterTest, RandomCallSequencesNeverBreakTheProgram) {
           st = r.ok() ? Status::Ok() : Status(r.error());
           break;
         }
+        case 9:
+          st = at ? rw.retarget(at, "torch.ops.aten.neg.default", {pos("self", TensorRef{v})})
+                  : Status(make_error("no node"));
+          break;
       }
       ASSERT_EQ(verify_text(ep), "") << tag << " op " << op << (st.ok() ? " (ok)" : " failed: " + st.error().message());
       if (!st.ok()) {
@@ -366,7 +403,7 @@ TEST(RewriterTest, RandomCallSequencesNeverBreakTheProgram) {
     }
   }
   // The sequences must really exercise both outcomes of every call.
-  for (int op = 0; op < 9; ++op) {
+  for (int op = 0; op < 10; ++op) {
     EXPECT_GT(succeeded[op], 5) << "op " << op;
     EXPECT_GT(failed[op] + (op == 3 || op == 8 ? 1 : 0), 0) << "op " << op;
   }

@@ -8,7 +8,12 @@
 //                                              b ──┘
 //   mm(x, T(w))  ->  linear(x, w)
 //
-// (The transpose is left for remove_dead_code if nothing else reads it.)
+// The addmm/mm node becomes the linear in place (Rewriter::retarget): its
+// value keeps its name, metadata and every use, so the output spec that
+// named it names the linear now, and nothing downstream moves (ONNX
+// Runtime's "the fused node takes over the last node's outputs"). It is also
+// the cheapest rewrite: no node, value or name is created or destroyed. The
+// transpose is left for remove_dead_code if nothing else reads it.
 //
 // Why a guard: backends prepack a linear's weight when they build the
 // delegate. Turning a matmul against a runtime matrix into a linear made the
@@ -23,6 +28,7 @@
 //
 // Every candidate (each addmm/mm) leaves an explain record: rewritten, or
 // kept and why, naming the operand and, for a computed one, its producer:
+//   addmm 'addmm' rewritten to linear (weight 'p_fc_weight' is parameter 'fc.weight')
 //   mm 'mm' kept: weight 'permute' is computed at run time by 'squeeze_1'
 #include "lathe/passes/addmm_mm_to_linear.h"
 
@@ -197,11 +203,10 @@ Result<bool> rewrite_all(Rewriter& rw, const Constness& k, PassContext& ctx, siz
     args.push_back(NamedArgument{"weight", TensorRef{m->weight}, ArgKind::Positional});
     if (m->bias) args.push_back(NamedArgument{"bias", TensorRef{m->bias}, ArgKind::Positional});
     Value* weight = m->weight;
-    LATHE_ASSIGN_OR_RETURN(Value * linear, rw.replace_node(n, std::string(kLinear), std::move(args), "linear"));
+    LATHE_RETURN_IF_ERROR(rw.retarget(n, std::string(kLinear), std::move(args)));
     changed = true;
     if (ctx.record_rewrites())
-      ctx.rewritten(node, head + "rewritten: linear " + quoted(linear) + " (weight " + quoted(weight) + " is " +
-                              k.describe(weight) + ")");
+      ctx.rewritten(node, head + "rewritten to linear (weight " + quoted(weight) + " is " + k.describe(weight) + ")");
   }
   return changed;
 }

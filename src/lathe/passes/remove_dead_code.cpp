@@ -45,6 +45,12 @@ constexpr std::string_view kEffectfulAten[] = {
 bool has_uses(const Node* n) {
   bool any_value = false;
   for (const Argument& out : n->outputs()) {
+    if (const auto* t = out.get_if<TensorRef>()) {  // the common case, without a callback
+      if (!t->value) continue;
+      any_value = true;
+      if (t->value->has_uses()) return true;
+      continue;
+    }
     bool used = false;
     out.for_each_value([&](Value* v) {
       any_value = true;
