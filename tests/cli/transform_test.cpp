@@ -1,0 +1,206 @@
+// `lathe transform` end to end, on the committed fixtures: the written
+// archive must reload and verify, and its IR must match the hand-checked
+// golden text in tests/golden/.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+
+#include "cli/cli_support.h"
+#include "lathe/ir/printer.h"
+#include "lathe/ir/verify.h"
+#include "lathe/serde/pt2.h"
+#include "support/testing.h"
+
+namespace lathe {
+namespace {
+
+testing::CommandResult transform(const std::string& args) {
+  return testing::run_lathe("transform " + args, testing::temp_dir() + "/stderr.txt");
+}
+
+std::string fixture(const std::string& name) { return testing::source_path("fixtures/" + name + ".pt2"); }
+
+// Compares with tests/golden/<name>; on a difference writes the actual text
+// beside the test's temporary files so it can be inspected (never over the
+// golden file: goldens are checked by hand, not regenerated).
+void expect_golden(const std::string& actual, const std::string& name) {
+  std::string path = testing::source_path("tests/golden/" + name);
+  ASSERT_TRUE(std::filesystem::exists(path)) << path;
+  std::string expected = testing::read_text(path);
+  if (actual != expected) {
+    std::string dump = testing::temp_dir() + "/" + name + ".actual";
+    testing::write_text(dump, actual);
+    ADD_FAILURE() << "IR differs from " << path << "\n--- actual ---\n" << actual;
+  }
+}
+
+Program reload(const std::string& path) {
+  auto p = read_pt2(path);
+  EXPECT_TRUE(p.ok()) << p.error().message();
+  if (!p.ok()) return Program{};
+  Status v = verify(*p);
+  EXPECT_TRUE(v.ok()) << v.error().message();
+  return std::move(*p);
+}
+
+std::map<std::string, int> ops(const Program& p, const std::string& method) {
+  std::map<std::string, int> out;
+  const Method* m = p.find_method(method);
+  if (!m) return out;
+  for (const Node* n : m->program->graph().nodes()) out[n->op_name()]++;
+  return out;
+}
+
+// ---- §1: SimpleLinear ------------------------------------------------------------------
+
+TEST(TransformCli, SimpleLinearReturnsTheLinearAndReloads) {
+  auto before = read_pt2(fixture("simple_linear"));
+  ASSERT_TRUE(before.ok()) << before.error().message();
+  expect_golden(print_program(*before), "simple_linear.before.txt");
+
+  std::string out = testing::temp_dir() + "/out.pt2";
+  auto r = transform(fixture("simple_linear") + " -o " + out + " --verify");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  Program after = reload(out);
+  expect_golden(print_program(after), "simple_linear.after.txt");
+  // What the output spec describes is what the graph returns: the linear.
+  const ExportedProgram& ep = *after.methods.at(0).program;
+  ASSERT_EQ(ep.output_specs.size(), 1u);
+  EXPECT_EQ(ep.output_specs[0].kind, OutputKind::UserOutput);
+  Value* returned = nullptr;
+  ep.graph().outputs()[0].for_each_value([&](Value* v) { returned = v; });
+  ASSERT_NE(returned, nullptr);
+  ASSERT_NE(returned->producer(), nullptr);
+  EXPECT_EQ(returned->producer()->target(), "torch.ops.aten.linear.default");
+}
+
+TEST(TransformCli, SimpleLinearWithoutTheLinearPassKeepsAddmm_NEG) {
+  std::string out = testing::temp_dir() + "/out.pt2";
+  auto r = transform(fixture("simple_linear") + " -o " + out + " --passes remove_dead_code --verify");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_golden(print_program(reload(out)), "simple_linear.before.txt");
+}
+
+// ---- §2: the TTS duration predictor ---------------------------------------------------------
+
+TEST(TransformCli, TtsParameterLinearsRewrittenRuntimeMmKept) {
+  auto before = read_pt2(fixture("tts_duration_predictor"));
+  ASSERT_TRUE(before.ok()) << before.error().message();
+  expect_golden(print_program(*before), "tts_duration_predictor.before.txt");
+
+  std::string out = testing::temp_dir() + "/out.pt2";
+  auto r = transform(fixture("tts_duration_predictor") + " -o " + out + " --explain --verify");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("model: addmm 'addmm' rewritten to linear (weight 'p_encoder_weight' is parameter "
+                       "'encoder.weight')\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("model: addmm 'addmm_1' rewritten to linear"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("method model: 11 -> 9 nodes; aten.addmm.default 2 -> 0, aten.linear.default 0 -> 2, "
+                       "aten.t.default 2 -> 0\n"),
+            std::string::npos)
+      << r.out;
+  Program after = reload(out);
+  auto counts = ops(after, "model");
+  EXPECT_EQ(counts["aten.linear.default"], 2);
+  EXPECT_EQ(counts["aten.mm.default"], 1);
+  EXPECT_EQ(counts["aten.addmm.default"], 0);
+  EXPECT_EQ(counts["aten.t.default"], 0);
+  expect_golden(print_program(after), "tts_duration_predictor.after.txt");
+}
+
+TEST(TransformCli, TtsRuntimeMmIsExplainedByItsProducer_NEG) {
+  std::string out = testing::temp_dir() + "/out.pt2";
+  auto r = transform(fixture("tts_duration_predictor") + " -o " + out + " --explain");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("model: mm 'mm' kept: weight 'permute' is computed at run time by 'squeeze_1'\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(ops(reload(out), "model")["aten.mm.default"], 1);
+}
+
+// ---- §3: several methods -----------------------------------------------------------------------
+
+TEST(TransformCli, EachMethodRewrittenAgainstItsOwnSignature) {
+  std::string out = testing::temp_dir() + "/out.pt2";
+  auto r = transform(fixture("two_methods") + " -o " + out + " --verify");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Program after = reload(out);
+  ASSERT_EQ(after.method_names(), (std::vector<std::string>{"encode", "decode"}));
+  for (const char* m : {"encode", "decode"}) {
+    auto counts = ops(after, m);
+    EXPECT_EQ(counts["aten.linear.default"], 2) << m;
+    EXPECT_EQ(counts["aten.addmm.default"], 0) << m;
+    EXPECT_EQ(counts["aten.t.default"], 0) << m;
+  }
+  // Each kept only its own state.
+  EXPECT_TRUE(after.find_method("encode")->program->parameters.contains("enc1.weight"));
+  EXPECT_FALSE(after.find_method("encode")->program->parameters.contains("dec1.weight"));
+  EXPECT_TRUE(after.find_method("decode")->program->parameters.contains("dec1.weight"));
+
+  // --method: only that one.
+  std::string only = testing::temp_dir() + "/only.pt2";
+  r = transform(fixture("two_methods") + " -o " + only + " --method decode");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("method encode: not selected, unchanged"), std::string::npos) << r.out;
+  Program partial = reload(only);
+  EXPECT_EQ(ops(partial, "encode")["aten.addmm.default"], 2);
+  EXPECT_EQ(ops(partial, "decode")["aten.linear.default"], 2);
+}
+
+TEST(TransformCli, MethodForwardOnTwoMethodsIsAClearError_NEG) {
+  std::string out = testing::temp_dir() + "/out.pt2";
+  auto r = transform(fixture("two_methods") + " -o " + out + " --method forward");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(r.err, "lathe transform: " + fixture("two_methods") +
+                       " has no method 'forward'; methods: encode, decode\n");
+  EXPECT_EQ(r.out, "");
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+// ---- passes ---------------------------------------------------------------------------------
+
+TEST(TransformCli, ListPasses) {
+  auto r = transform("--list-passes");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("passes (default: addmm_mm_to_linear,remove_dead_code):\n", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("\n  addmm_mm_to_linear  addmm(b, x, t(w))"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n  remove_dead_code    drop unused pure nodes"), std::string::npos) << r.out;
+}
+
+TEST(TransformCli, UnknownPassListsTheValidOnes_NEG) {
+  std::string out = testing::temp_dir() + "/out.pt2";
+  auto r = transform(fixture("simple_linear") + " -o " + out + " --passes addmm_mm_to_linear,fold_everything");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "lathe transform: unknown pass 'fold_everything'; passes: addmm_mm_to_linear, remove_dead_code\n");
+  EXPECT_FALSE(std::filesystem::exists(out));
+  r = transform(fixture("simple_linear"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "lathe transform: needs IN.pt2 and -o OUT.pt2 (or --list-passes)\n");
+}
+
+// Every committed fixture goes through the default passes, verifies after
+// each pass, and reloads.
+TEST(TransformCli, EveryFixtureTransformsVerifiesAndReloads) {
+  int seen = 0;
+  for (const auto& e : std::filesystem::directory_iterator(testing::source_path("fixtures"))) {
+    if (e.path().extension() != ".pt2") continue;
+    ++seen;
+    SCOPED_TRACE(e.path().string());
+    std::string out = testing::temp_dir() + "/" + e.path().filename().string();
+    auto r = transform("'" + e.path().string() + "' -o " + out + " --verify");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    Program after = reload(out);
+    for (const auto& m : after.methods) {
+      auto counts = ops(after, m.name);
+      EXPECT_EQ(counts["aten.addmm.default"], 0) << m.name;  // every fixture addmm has a parameter weight
+    }
+  }
+  EXPECT_GE(seen, 8);
+}
+
+}  // namespace
+}  // namespace lathe
