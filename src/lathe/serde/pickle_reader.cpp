@@ -11,24 +11,7 @@ namespace lathe {
 namespace {
 
 using namespace pickle_op;
-
-// Text from the file, made safe to print in a message.
-std::string printable(std::string_view s, size_t max = 100) {
-  std::string out;
-  for (size_t i = 0; i < s.size() && i < max; ++i) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c < 0x7F) {
-      out += static_cast<char>(c);
-    } else {
-      static const char* hex = "0123456789abcdef";
-      out += "\\x";
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  if (s.size() > max) out += "...";
-  return out;
-}
+using pickle_detail::printable;
 
 // The callables and type tags the allow-list resolves GLOBAL to.
 enum class Global : uint8_t {
@@ -48,7 +31,8 @@ enum class NK : uint8_t {
 // arena owns everything flatly, so cycles and deep nesting cost nothing until
 // convert() (which bounds both) turns the graph into a PickleValue tree.
 struct Node {
-  NK kind = NK::None;
+  explicit Node(NK k) : kind(k) {}
+  NK kind;
   uint8_t op = 0;       // opcode that made it, for messages
   bool flag = false;    // Bool: value; Dict: ordered; Tensor: is_parameter
   Global global{};      // Global
@@ -122,7 +106,7 @@ class Unpickler {
 
   // --- the object graph ----------------------------------------------------
   Result<uint32_t> make(Node n) {
-    if (nodes_.size() >= limits_.max_values) {
+    if (nodes_.size() >= std::min<size_t>(limits_.max_values, UINT32_MAX)) {
       return fail("more than " + std::to_string(limits_.max_values) + " values");
     }
     n.op = op_;
@@ -141,22 +125,16 @@ class Unpickler {
     LATHE_ASSIGN_OR_RETURN(uint32_t id, make(std::move(n)));
     return push_id(id);
   }
-  Status push_kind(NK kind) {
-    Node n;
-    n.kind = kind;
-    return push(std::move(n));
-  }
+  Status push_kind(NK kind) { return push(Node(kind)); }
   Status push_text(NK kind, std::string text) {
     if (kind == NK::String && !pickle_detail::valid_utf8(text)) return fail("string is not valid UTF-8");
-    Node n;
-    n.kind = kind;
+    Node n(kind);
     n.ref = static_cast<uint32_t>(texts_.size());
     texts_.push_back(std::move(text));
     return push(std::move(n));
   }
   Status push_int(int64_t v) {
-    Node n;
-    n.kind = NK::Int;
+    Node n(NK::Int);
     n.i = v;
     return push(std::move(n));
   }
@@ -180,8 +158,7 @@ class Unpickler {
     return items;
   }
   Status push_tuple(std::vector<uint32_t> items) {
-    Node n;
-    n.kind = NK::Tuple;
+    Node n(NK::Tuple);
     n.items = std::move(items);
     return push(std::move(n));
   }
@@ -211,7 +188,7 @@ class Unpickler {
   }
 
   Status step();
-  Status global(const std::string& module, const std::string& name);
+  Status global(std::string module, std::string name);  // copies: callers pass texts_ entries
   Status reduce();
   Status rebuild_tensor(const std::vector<uint32_t>& args);
   Status rebuild_parameter(const std::vector<uint32_t>& args, bool with_state);
@@ -254,22 +231,13 @@ Status Unpickler::step() {
     case NONE: return push_kind(NK::None);
     case NEWTRUE:
     case NEWFALSE: {
-      Node n;
-      n.kind = NK::Bool;
+      Node n(NK::Bool);
       n.flag = op_ == NEWTRUE;
       return push(std::move(n));
     }
-    case BININT: {
-      LATHE_ASSIGN_OR_RETURN(uint64_t v, uint_le(4));
-      return push_int(static_cast<int32_t>(static_cast<uint32_t>(v)));
-    }
-    case BININT1: {
-      LATHE_ASSIGN_OR_RETURN(uint64_t v, uint_le(1));
-      return push_int(static_cast<int64_t>(v));
-    }
-    case BININT2: {
-      LATHE_ASSIGN_OR_RETURN(uint64_t v, uint_le(2));
-      return push_int(static_cast<int64_t>(v));
+    case BININT1: case BININT2: case BININT: {  // unsigned 1 or 2 bytes; signed 4
+      LATHE_ASSIGN_OR_RETURN(uint64_t v, uint_le(op_ == BININT1 ? 1 : op_ == BININT2 ? 2 : 4));
+      return push_int(op_ == BININT ? static_cast<int32_t>(static_cast<uint32_t>(v)) : static_cast<int64_t>(v));
     }
     case LONG1: {  // little-endian two's complement of n bytes
       LATHE_ASSIGN_OR_RETURN(uint64_t n, uint_le(1));
@@ -282,8 +250,7 @@ Status Unpickler::step() {
       LATHE_ASSIGN_OR_RETURN(const std::byte* p, take(8));
       uint64_t bits = 0;
       for (int k = 0; k < 8; ++k) bits = (bits << 8) | std::to_integer<uint64_t>(p[k]);
-      Node n;
-      n.kind = NK::Float;
+      Node n(NK::Float);
       std::memcpy(&n.f, &bits, sizeof bits);
       return push(std::move(n));
     }
@@ -374,9 +341,8 @@ Status Unpickler::step() {
   }
 }
 
-Status Unpickler::global(const std::string& module, const std::string& name) {
-  Node n;
-  n.kind = NK::Global;
+Status Unpickler::global(std::string module, std::string name) {
+  Node n(NK::Global);
   std::optional<Global> g;
   if (module == "collections" && name == "OrderedDict") g = Global::OrderedDict;
   if (module == "torch._utils") {
@@ -398,8 +364,7 @@ Status Unpickler::global(const std::string& module, const std::string& name) {
     for (int64_t code = 1; code < 64 && !g; ++code) {
       auto d = dtype_from_schema(code);
       if (d && dtype_name(*d) == name) {
-        Node v;
-        v.kind = NK::DType;
+        Node v(NK::DType);
         v.dtype = *d;
         return push(std::move(v));
       }
@@ -443,8 +408,7 @@ Status Unpickler::reduce() {
   switch (nodes_[fn].global) {
     case Global::OrderedDict: {
       LATHE_RETURN_IF_ERROR(want_args(0));
-      Node n;
-      n.kind = NK::Dict;
+      Node n(NK::Dict);
       n.flag = true;
       return push(std::move(n));
     }
@@ -471,23 +435,9 @@ Status Unpickler::reduce() {
           (text(args[1]) != "latin1" && text(args[1]) != "latin-1")) {
         return fail("_codecs.encode is only read as encode(str, 'latin1')");
       }
-      const std::string& s = text(args[0]);  // valid UTF-8, checked when pushed
-      std::string raw;
-      for (size_t k = 0; k < s.size();) {
-        const auto c = static_cast<unsigned char>(s[k]);
-        if (c < 0x80) {
-          raw += static_cast<char>(c);
-          k += 1;
-        } else if ((c & 0xE0) == 0xC0) {  // U+0080..U+07FF; latin-1 stops at U+00FF
-          const uint32_t cp = ((c & 0x1Fu) << 6) | (static_cast<unsigned char>(s[k + 1]) & 0x3Fu);
-          if (cp > 0xFF) return fail("_codecs.encode: text is not latin-1");
-          raw += static_cast<char>(cp);
-          k += 2;
-        } else {
-          return fail("_codecs.encode: text is not latin-1");
-        }
-      }
-      return push_text(NK::Bytes, std::move(raw));
+      std::optional<std::string> raw = pickle_detail::bytes_from_latin1_text(text(args[0]));
+      if (!raw) return fail("_codecs.encode: text is not latin-1");
+      return push_text(NK::Bytes, std::move(*raw));
     }
     case Global::Bytes:  // protocol 2 writes b'' as bytes()
       LATHE_RETURN_IF_ERROR(want_args(0));
@@ -525,8 +475,7 @@ Status Unpickler::rebuild_tensor(const std::vector<uint32_t>& args) {
   t.requires_grad = nodes_[args[4]].flag;
   Status fits = check_tensor_view(t);
   if (!fits.ok()) return fail("_rebuild_tensor_v2: " + fits.error().message());
-  Node n;
-  n.kind = NK::Tensor;
+  Node n(NK::Tensor);
   n.ref = static_cast<uint32_t>(tensors_.size());
   tensors_.push_back(std::move(t));
   return push(std::move(n));
@@ -549,8 +498,7 @@ Status Unpickler::rebuild_parameter(const std::vector<uint32_t>& args, bool with
   }
   Tensor t = tensors_[nodes_[args[0]].ref];
   t.requires_grad = nodes_[args[1]].flag;
-  Node n;
-  n.kind = NK::Tensor;
+  Node n(NK::Tensor);
   n.flag = true;
   n.ref = static_cast<uint32_t>(tensors_.size());
   tensors_.push_back(std::move(t));
@@ -590,8 +538,7 @@ Status Unpickler::persistent_id() {
   const size_t nbytes = static_cast<size_t>(numel) * dtype_size(dtype);
   if (!storage || storage->nbytes() < nbytes) return fail("storage '" + printable(key) + "' is too small");
   if (storage->nbytes() != nbytes) storage = Storage::view(storage, storage->data(), nbytes);
-  Node n;
-  n.kind = NK::Storage;
+  Node n(NK::Storage);
   n.dtype = dtype;
   n.ref = static_cast<uint32_t>(storages_.size());
   storages_.push_back(std::move(storage));
@@ -606,18 +553,10 @@ Result<PickleValue> Unpickler::stop() {
   if (!stack_.empty()) return fail(std::to_string(stack_.size()) + " value(s) left on the stack");
   if (pos_ != in_.size()) return fail(std::to_string(in_.size() - pos_) + " bytes follow STOP");
   visiting_.assign(nodes_.size(), 0);
-  const size_t n = nodes_.size();
-  const size_t ratio = limits_.max_copies_per_object;
-  budget_ = std::min(limits_.max_values, n > (SIZE_MAX - 4096) / std::max<size_t>(ratio, 1) ? SIZE_MAX : n * ratio + 4096);
+  // How many values the tree may hold: see PickleLimits::max_copies_per_object.
+  const size_t ratio = std::max<size_t>(limits_.max_copies_per_object, 1), n = nodes_.size();
+  budget_ = n > (SIZE_MAX - 4096) / ratio ? limits_.max_values : std::min(limits_.max_values, n * ratio + 4096);
   return convert(result, 0);
-}
-
-bool hashable(const PickleValue& v) {
-  if (v.kind == PickleValue::Kind::List || v.kind == PickleValue::Kind::Dict) return false;
-  for (const auto& item : v.items) {
-    if (!hashable(item)) return false;
-  }
-  return true;
 }
 
 // Turns the object graph into a tree. Memo references become copies, so
@@ -659,7 +598,7 @@ Result<PickleValue> Unpickler::convert(uint32_t id, size_t depth) {
     std::unordered_set<std::string> keys;
     for (size_t k = 0; k + 1 < n.items.size(); k += 2) {
       LATHE_ASSIGN_OR_RETURN(PickleValue key, convert(n.items[k], depth + 1));
-      if (!hashable(key)) return error("dict key " + debug_string(key, 100) + " is not hashable");
+      if (!pickle_detail::hashable(key)) return error("dict key " + debug_string(key, 100) + " is not hashable");
       if (key.kind == PickleValue::Kind::String && !keys.insert(key.text).second) {
         return error("dict key '" + printable(key.text) + "' appears twice");
       }

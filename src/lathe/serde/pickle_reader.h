@@ -37,14 +37,23 @@ struct PickleLimits {
   size_t max_memo = 1 << 20;
   // Values on the unpickler stack at once.
   size_t max_stack = 1 << 20;
-  // Values created while unpickling, and values in the result.
-  size_t max_values = 1 << 24;
+  // Objects created while unpickling (about 64 bytes each), and values in
+  // the result. A state dict takes some 10 per tensor.
+  size_t max_values = 1 << 22;
   // Memo references are expanded into copies, so the result may hold more
   // values than the pickle created objects; at most this many per object
   // (plus 4096). torch.save shares only leaves (a tied tensor, a repeated
   // string), far below this; without the bound, a few hundred bytes of
   // nested references would ask for gigabytes before max_values refused.
   size_t max_copies_per_object = 4;
+  // Not a limit, but read alongside them (read_torch_save only). Storages
+  // are zero-copy views, and a view can be misaligned for its element type:
+  // a torch.save zip nested at an odd offset in a .pt2 that Python's zipfile
+  // wrote (PyTorch 2.4-2.7) has 64-aligned records relative to itself only.
+  // Typed loads (reinterpret_cast<const float*>) from such a view are
+  // undefined behaviour; read elements with memcpy, or set this to copy
+  // just those storages into aligned memory.
+  bool copy_misaligned_storages = false;
 };
 
 // Resolves a storage persistent id ('storage', torch.<X>Storage, key,

@@ -162,6 +162,8 @@ TEST(PickleReader, RefusesReduceOfAnythingButAllowedCallables) {
             "REDUCE at byte 30: 'collections.OrderedDict' takes 0 arguments here, got 1");
   EXPECT_EQ(f.error(kProto + glob("_codecs", "encode") + str("x") + str("utf-8") + "\x86R."),
             "REDUCE at byte 35: _codecs.encode is only read as encode(str, 'latin1')");
+  EXPECT_EQ(f.error(kProto + glob("_codecs", "encode") + str("\xc4\x80") + str("latin1") + "\x86R."),
+            "REDUCE at byte 37: _codecs.encode: text is not latin-1");
 }
 
 TEST(PickleReader, RefusesOpcodesOutsideTheSubset) {

@@ -4,6 +4,8 @@
 
 namespace lathe {
 
+PickleValue::PickleValue() = default;
+
 PickleValue PickleValue::of_bool(bool b) {
   PickleValue v;
   v.kind = Kind::Bool;
@@ -296,6 +298,62 @@ bool valid_utf8(std::string_view s) {
     static constexpr uint32_t kMin[5] = {0, 0, 0x80, 0x800, 0x10000};
     if (cp < kMin[len] || cp > 0x10FFFF) return false;
     i += len;
+  }
+  return true;
+}
+
+std::string printable(std::string_view s, size_t max) {
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < s.size() && i < max; ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7F) {
+      out += static_cast<char>(c);
+    } else {
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  if (s.size() > max) out += "...";
+  return out;
+}
+
+std::string latin1_text_of_bytes(std::string_view raw) {
+  std::string out;
+  for (unsigned char c : raw) {
+    if (c < 0x80) {
+      out += static_cast<char>(c);
+    } else {
+      out += static_cast<char>(0xC0 | (c >> 6));
+      out += static_cast<char>(0x80 | (c & 0x3F));
+    }
+  }
+  return out;
+}
+
+std::optional<std::string> bytes_from_latin1_text(std::string_view utf8) {
+  std::string out;
+  for (size_t k = 0; k < utf8.size();) {
+    const auto c = static_cast<unsigned char>(utf8[k]);
+    if (c < 0x80) {
+      out += static_cast<char>(c);
+      k += 1;
+    } else if ((c & 0xFE) == 0xC2 && k + 1 < utf8.size() &&  // U+0080..U+00FF: C2 or C3, then 80..BF
+               (static_cast<unsigned char>(utf8[k + 1]) & 0xC0) == 0x80) {
+      out += static_cast<char>(((c & 0x03) << 6) | (static_cast<unsigned char>(utf8[k + 1]) & 0x3F));
+      k += 2;
+    } else {
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
+bool hashable(const PickleValue& v) {
+  if (v.kind == PickleValue::Kind::List || v.kind == PickleValue::Kind::Dict) return false;
+  for (const auto& item : v.items) {
+    if (!hashable(item)) return false;
   }
   return true;
 }

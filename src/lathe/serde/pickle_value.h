@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -51,6 +52,10 @@ struct PickleValue {
   Entries entries;               // Dict
   bool ordered = false;          // Dict: collections.OrderedDict rather than dict
 
+  // Declared here, defined in the .cpp: with clang and libstdc++ 12, an
+  // implicit default constructor makes std::pair<PickleValue, PickleValue>
+  // (Entries) depend on itself and fails to compile.
+  PickleValue();
   static PickleValue of_none() { return {}; }
   static PickleValue of_bool(bool b);
   static PickleValue of_int(int64_t i);
@@ -97,6 +102,16 @@ namespace pickle_detail {
 // Well-formed UTF-8, with surrogate code points allowed (Python decodes
 // pickled str with 'surrogatepass').
 bool valid_utf8(std::string_view s);
+// Text from a file, safe to print in a message: non-printable bytes escaped
+// as \xNN, cut after `max` bytes.
+std::string printable(std::string_view s, size_t max = 100);
+// Protocol 2 pickles bytes as _codecs.encode(<text>, 'latin1'), <text>
+// holding one code point per byte: the UTF-8 of that text, and back
+// (nullopt if a code point exceeds U+00FF or the UTF-8 is malformed).
+std::string latin1_text_of_bytes(std::string_view raw);
+std::optional<std::string> bytes_from_latin1_text(std::string_view utf8);
+// Whether Python could use the value as a dict key (no list or dict in it).
+bool hashable(const PickleValue& v);
 }  // namespace pickle_detail
 
 }  // namespace lathe

@@ -140,16 +140,7 @@ Status Pickler::value(const PickleValue& v, size_t depth) {
         op(EMPTY_TUPLE);
       } else {
         global("_codecs", "encode");
-        std::string latin1;
-        for (unsigned char c : v.text) {
-          if (c < 0x80) {
-            latin1 += static_cast<char>(c);
-          } else {
-            latin1 += static_cast<char>(0xC0 | (c >> 6));
-            latin1 += static_cast<char>(0x80 | (c & 0x3F));
-          }
-        }
-        LATHE_RETURN_IF_ERROR(string(latin1));
+        LATHE_RETURN_IF_ERROR(string(pickle_detail::latin1_text_of_bytes(v.text)));
         LATHE_RETURN_IF_ERROR(string("latin1"));
         op(TUPLE2);
       }
@@ -274,14 +265,6 @@ Status Pickler::sequence(const PickleValue& v, size_t depth) {
   return Status::Ok();
 }
 
-bool hashable(const PickleValue& v) {
-  if (v.kind == Kind::List || v.kind == Kind::Dict) return false;
-  for (const auto& item : v.items) {
-    if (!hashable(item)) return false;
-  }
-  return true;
-}
-
 Status Pickler::dict(const PickleValue& v, size_t depth) {
   if (v.ordered) {
     empty_ordered_dict();
@@ -293,8 +276,9 @@ Status Pickler::dict(const PickleValue& v, size_t depth) {
     op(MARK);
     for (size_t i = start; i < std::min(n, start + kBatch); ++i) {
       const auto& [key, val] = v.entries[i];
-      path_.push_back(key.kind == Kind::String ? "['" + key.text + "']" : "[<key " + std::to_string(i) + ">]");
-      if (!hashable(key)) return fail("a " + std::string(kind_name(key.kind)) + " cannot be a dict key");
+      path_.push_back(key.kind == Kind::String ? "['" + pickle_detail::printable(key.text) + "']"
+                                                 : "[<key " + std::to_string(i) + ">]");
+      if (!pickle_detail::hashable(key)) return fail("a " + std::string(kind_name(key.kind)) + " cannot be a dict key");
       LATHE_RETURN_IF_ERROR(value(key, depth + 1));
       LATHE_RETURN_IF_ERROR(value(val, depth + 1));
       path_.pop_back();

@@ -38,8 +38,8 @@ struct Pickled {
 // Errors name the path to the offending value, e.g. "['w'][1]: ...". Refused:
 // tensors that fail check_tensor_view(), one Storage used with two dtypes (as
 // torch.save refuses), storages whose size is not a whole number of
-// elements, strings that are not UTF-8, list or dict dict keys (unhashable
-// in Python), devices that are not "type" or "type:index", nesting deeper
+// elements, strings that are not UTF-8, dict keys holding a list or dict
+// (unhashable in Python), devices that are not "type" or "type:index", nesting deeper
 // than max_depth.
 Result<Pickled> pickle_value(const PickleValue& value, size_t max_depth = 1000);
 

@@ -1,11 +1,16 @@
 #include "lathe/serde/torch_save.h"
 
+#include <algorithm>
+#include <cstdint>
+
 #include "lathe/archive/zip_reader.h"
 #include "lathe/archive/zip_writer.h"
 #include "lathe/serde/pickle_writer.h"
 
 namespace lathe {
 namespace {
+
+using pickle_detail::printable;
 
 std::string str_of(std::span<const std::byte> b) {
   return std::string(reinterpret_cast<const char*>(b.data()), b.size());
@@ -29,16 +34,19 @@ Result<PickleValue> read_torch_save(std::shared_ptr<const void> keepalive, const
   const std::string& first = zip.entries()[0].name;
   const size_t slash = first.find('/');
   if (slash == std::string::npos || slash == 0) {
-    return make_error(display_name + ": first entry '" + first + "' is not inside a folder, so this is not a torch.save archive");
+    return make_error(display_name + ": first entry '" + printable(first) +
+                      "' is not inside a folder, so this is not a torch.save archive");
   }
   const std::string folder = first.substr(0, slash + 1);
 
   const ZipEntry* pkl = zip.find(folder + "data.pkl");
-  if (!pkl) return make_error(display_name + ": no " + folder + "data.pkl, so this is not a torch.save archive");
+  if (!pkl) {
+    return make_error(display_name + ": no " + printable(folder) + "data.pkl, so this is not a torch.save archive");
+  }
   if (const ZipEntry* order = zip.find(folder + "byteorder")) {
     LATHE_ASSIGN_OR_RETURN(std::vector<std::byte> text, zip.read(*order));
     if (str_of(text) != "little") {
-      return make_error(display_name + ": " + order->name + " is '" + str_of(text).substr(0, 16) +
+      return make_error(display_name + ": " + printable(order->name) + " is '" + printable(str_of(text), 16) +
                         "'; only little-endian archives are read");
     }
   }
@@ -49,14 +57,19 @@ Result<PickleValue> read_torch_save(std::shared_ptr<const void> keepalive, const
   auto load = [&](const std::string& key, DType dtype, int64_t numel) -> Result<std::shared_ptr<Storage>> {
     const std::string name = folder + "data/" + key;
     const ZipEntry* e = zip.find(name);
-    if (!e) return make_error("storage '" + key + "' has no record " + name);
+    if (!e) return make_error("storage '" + printable(key) + "' has no record " + printable(name));
     const size_t elem = dtype_size(dtype);
     if (static_cast<uint64_t>(numel) > e->size / elem) {
-      return make_error("storage '" + key + "' declares " + std::to_string(numel) + " " +
-                        std::string(dtype_name(dtype)) + " elements but its record " + name + " has " +
+      return make_error("storage '" + printable(key) + "' declares " + std::to_string(numel) + " " +
+                        std::string(dtype_name(dtype)) + " elements but its record " + printable(name) + " has " +
                         std::to_string(e->size) + " bytes");
     }
-    return record_storage(zip, *e);
+    LATHE_ASSIGN_OR_RETURN(std::shared_ptr<Storage> storage, record_storage(zip, *e));
+    const auto address = reinterpret_cast<uintptr_t>(storage->data());
+    if (limits.copy_misaligned_storages && numel > 0 && address % std::min<size_t>(elem, 8) != 0) {
+      storage = Storage::copy_of(storage->bytes().first(static_cast<size_t>(numel) * elem));
+    }
+    return storage;
   };
   auto value = unpickle(pickle->bytes(), load, limits);
   if (!value.ok()) return value.error().context(display_name + ": " + pkl->name);
@@ -77,7 +90,7 @@ Result<std::vector<NamedTensor>> named_tensors(const PickleValue& value, const s
                         " (" + debug_string(key, 80) + "), not a string");
     }
     if (v.kind != PickleValue::Kind::Tensor) {
-      return make_error(display_name + ": '" + key.text + "' is a " + std::string(kind_name(v.kind)) +
+      return make_error(display_name + ": '" + printable(key.text) + "' is a " + std::string(kind_name(v.kind)) +
                         ", not a tensor");
     }
     out.push_back({key.text, v.tensor, v.is_parameter});

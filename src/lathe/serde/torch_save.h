@@ -25,9 +25,10 @@ namespace lathe {
 
 // Reads a torch.save archive held in [data, data + size), memory owned by
 // `keepalive` (e.g. the Storage of an outer archive's record). Tensors VIEW
-// the STORED storage records (zero copy; they keep `keepalive` alive); only
-// a DEFLATE-compressed record, which PyTorch never writes, is inflated into
-// a copy. Errors start with display_name, e.g.
+// the STORED storage records (zero copy; they keep `keepalive` alive), which
+// may be misaligned for their dtype (see PickleLimits::
+// copy_misaligned_storages). Only a DEFLATE-compressed record (PyTorch never
+// writes one) is inflated into a copy. Errors start with display_name, e.g.
 // "model.pt2: serialized_state_dict.pt: archive/data.pkl: GLOBAL at byte 2: ...".
 Result<PickleValue> read_torch_save(std::shared_ptr<const void> keepalive, const std::byte* data, size_t size,
                                     const std::string& display_name, const PickleLimits& limits = {});
