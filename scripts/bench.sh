@@ -35,3 +35,32 @@ for archive in fixtures/*.pt2; do
   done
 done
 echo "(threads: $threads; speedup = eager median / lathe median; LATHE_BENCH_THREADS / LATHE_BENCH_REPEAT override)"
+
+# --- rewrite: addmm_mm_to_linear + remove_dead_code vs the same rewrite in torch.fx ---
+# Lathe rewrites a generated 1,000,000-node program (500,000 x t + addmm,
+# bench/lathe_bench_rewrite.cpp); torch.fx gets 100,000 nodes of the same
+# shape (tools/bench_fx_rewrite.py: at 1,000,000 nodes fx alone would take
+# minutes), and Lathe is also run at that size. Only the rewrite is timed,
+# on both sides. Rates are nodes per second, wall clock and CPU time of the
+# process (on a shared machine wall time also counts other people's work).
+echo
+echo "== rewrite: addmm_mm_to_linear + remove_dead_code, Lathe vs torch.fx (nodes/s) =="
+rate() { awk -v who="$1" -v col="$2" '$1 == "RATE" && $2 == who { print $(2 + col) }'; }
+fx_layers=${LATHE_BENCH_FX_LAYERS:-50000}
+lathe_big=$("$build/lathe_bench_rewrite" 500000)
+grep -v '^RATE' <<<"$lathe_big"
+lathe_small=$("$build/lathe_bench_rewrite" "$fx_layers")
+grep -v '^RATE' <<<"$lathe_small"
+if fx=$(${PYTHON:-/usr/bin/python3} tools/bench_fx_rewrite.py --layers "$fx_layers" 2>"$work/fx.err"); then
+  grep -v '^RATE' <<<"$fx"
+  for col in 1 2; do
+    what=$([ "$col" = 1 ] && echo "wall" || echo "CPU ")
+    awk -v what="$what" -v big="$(rate lathe "$col" <<<"$lathe_big")" -v small="$(rate lathe "$col" <<<"$lathe_small")" \
+        -v fx="$(rate fx "$col" <<<"$fx")" -v n="$((2 * fx_layers))" 'BEGIN {
+      printf "%s: lathe %.0f nodes/s at 1,000,000 nodes, %.0f at %d; torch.fx %.0f at %d -> %.1fx (1M vs fx), %.1fx (same size)\n",
+             what, big, small, n, fx, n, big / fx, small / fx }'
+  done
+  echo "(target: >= 100x torch.fx; fx is given explicit unique node names, its default naming is quadratic in torch 1.13)"
+else
+  echo "(torch.fx unavailable: $(tail -1 "$work/fx.err"))"
+fi

@@ -106,10 +106,10 @@ Constness::Constness(const ExportedProgram& program) : ep_(&program), graph_(&pr
   }
   // A buffer that views the storage of a mutated one changes with it (a
   // delegate that prepacked it would keep stale values).
-  std::unordered_map<const Storage*, std::string> mutated_storage;
+  std::unordered_map<const Storage*, const std::string*> mutated_storage;
   for (const InputSpec& s : program.input_specs) {
     if (s.kind != InputKind::Buffer || !mutated_buffers.count(s.target)) continue;
-    if (const Tensor* t = program.state_tensor(s); t && t->storage) mutated_storage.emplace(t->storage.get(), s.target);
+    if (const Tensor* t = program.state_tensor(s); t && t->storage) mutated_storage.emplace(t->storage.get(), &s.target);
   }
   const auto& graph_inputs = program.graph().inputs();
   index_inputs(graph_inputs.size());
@@ -204,8 +204,8 @@ std::string Constness::explain(const Value* v, int depth) const {
     switch (in->origin) {
       case Origin::UserInput: return "is user input " + name;
       case Origin::MutableBuffer:
-        if (!in->shares_with.empty())
-          return "reads buffer " + target + ", which shares storage with mutable buffer '" + in->shares_with + "'";
+        if (in->shares_with)
+          return "reads buffer " + target + ", which shares storage with mutable buffer '" + *in->shares_with + "'";
         return "reads mutable buffer " + target;
       case Origin::Parameter: return "reads parameter " + target + ", which the program mutates";
       case Origin::Unknown:

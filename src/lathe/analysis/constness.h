@@ -64,7 +64,7 @@ class Constness {
     Origin origin = Origin::Unknown;
     const InputSpec* spec = nullptr;
     bool mutated = false;      // a parameter the program mutates
-    std::string shares_with;   // a mutated buffer this buffer shares storage with
+    const std::string* shares_with = nullptr;  // a mutated buffer sharing this buffer's storage
   };
   bool weight(const Value* v, int depth) const;
   std::string explain(const Value* v, int depth) const;

@@ -182,8 +182,9 @@ bool rests_on_unclassified_input(const Constness& k, const Value* w, int depth =
 // Runs over every candidate; returns whether something was rewritten.
 Result<bool> rewrite_all(Rewriter& rw, const Constness& k, PassContext& ctx, size_t* unclassified) {
   bool changed = false;
-  // A snapshot: the loop inserts linears and erases the candidate it is on.
-  for (Node* n : rw.graph().nodes_snapshot()) {
+  // Iterating the live node list is safe: retarget changes a node in place
+  // and never inserts or erases one.
+  for (Node* n : rw.graph().nodes()) {
     std::optional<Match> m = match(n);
     if (!m) continue;
     std::string node = n->name();
