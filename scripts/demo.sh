@@ -22,7 +22,7 @@ if has transform; then
   say "2. Rewrite addmm/mm -> linear, only where the weight is a compile-time constant (lathe transform --explain)"
   echo "   The two parameter matmuls become linear; the matmul against a runtime matrix must stay mm."
   "$lathe" transform "$example" -o "$work/rewritten.pt2" --explain --verify
-  say "3. The rewritten archive: the output spec now names the linear that replaced addmm"
+  say "3. The rewritten archive: its user output is now produced by a linear (the value keeps its name addmm_1), and the signature still agrees with the graph"
   "$lathe" inspect "$work/rewritten.pt2"
 fi
 
