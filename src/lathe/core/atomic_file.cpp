@@ -64,29 +64,30 @@ Status write_file_atomically(const std::string& path,
   name.push_back('\0');
   int fd = ::mkstemp(name.data());
   if (fd < 0) return make_error(path + ": cannot create a temporary file beside it: " + std::strerror(errno));
-  std::string tmp(name.data());
-  auto fail = [&](const Error& e) -> Status {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return e;
-  };
+  // Until the rename succeeds, every way out (errors and exceptions thrown
+  // by the writer alike) closes and removes the temporary file.
+  struct Temporary {
+    int fd;
+    std::string name;
+    bool done = false;
+    ~Temporary() {
+      if (fd >= 0) ::close(fd);
+      if (!done) ::unlink(name.c_str());
+    }
+  } tmp{fd, std::string(name.data())};
   FdSink sink(fd, path);
   Status s = writer(sink);
-  if (!s.ok()) return fail(s.error());
-  s = sink.flush();
-  if (!s.ok()) return fail(s.error());
+  if (!s.ok()) return s;
+  LATHE_RETURN_IF_ERROR(sink.flush());
   if (::fchmod(fd, 0644) != 0 || ::fsync(fd) != 0) {
-    return fail(make_error(path + ": cannot finish the temporary file: " + std::strerror(errno)));
+    return make_error(path + ": cannot finish the temporary file: " + std::strerror(errno));
   }
-  if (::close(fd) != 0) {
-    ::unlink(tmp.c_str());
-    return make_error(path + ": close failed: " + std::strerror(errno));
+  tmp.fd = -1;
+  if (::close(fd) != 0) return make_error(path + ": close failed: " + std::strerror(errno));
+  if (::rename(tmp.name.c_str(), path.c_str()) != 0) {
+    return make_error(path + ": cannot rename the finished file into place: " + std::strerror(errno));
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return make_error(path + ": cannot rename the finished file into place: " + std::strerror(err));
-  }
+  tmp.done = true;
   return Status::Ok();
 }
 

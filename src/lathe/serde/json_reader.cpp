@@ -115,6 +115,25 @@ Result<std::string_view> Reader::string(Value& v, const JsonPath& p) const {
 Result<std::string> Reader::raw(Value& v, const JsonPath& p) const {
   std::string_view text;
   if (auto err = simdjson::to_json_string(v).get(text)) return failure(p, err, "a value");
+  // nlohmann parses iteratively but dumps recursively, one stack frame per
+  // level, and On-Demand skips a value without counting its levels: bound
+  // the nesting first, or deep brackets in a carried record exhaust the stack.
+  constexpr size_t kMaxDepth = 256;
+  size_t depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxDepth) return error(p, "nesting deeper than " + std::to_string(kMaxDepth));
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
   // Normalise spacing so the carried text does not depend on the writer.
   auto parsed = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded()) return error(p, "invalid JSON");

@@ -212,6 +212,7 @@ class Unpickler {
   std::unordered_map<uint64_t, uint32_t> memo_;
   std::vector<uint8_t> visiting_;
   size_t produced_ = 0, budget_ = 0;
+  size_t copied_ = 0;  // ints copied by int_tuple()
 };
 
 Status Unpickler::step() {
@@ -385,6 +386,14 @@ Result<std::vector<int64_t>> Unpickler::int_tuple(uint32_t id, const char* what)
   if (n.kind != NK::Tuple && n.kind != NK::List) {
     return fail(std::string(what) + " is a " + describe(id) + ", not a tuple of ints");
   }
+  // The ints are copied out of a container a memo reference may share, so a
+  // few bytes could copy one long tuple again and again: copies are bounded
+  // like created values.
+  if (n.items.size() > limits_.max_values - std::min(copied_, limits_.max_values)) {
+    return fail(std::string(what) + ": more than " + std::to_string(limits_.max_values) +
+                " values copied from tuples in all");
+  }
+  copied_ += n.items.size();
   std::vector<int64_t> out;
   for (uint32_t item : n.items) {
     if (nodes_[item].kind != NK::Int) return fail(std::string(what) + " holds a " + describe(item) + ", not an int");

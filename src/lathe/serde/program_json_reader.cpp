@@ -48,7 +48,7 @@ class ProgramDecoder {
   Result<Argument> decode_defining_argument(JValue& v, const JsonPath& p, Graph& g, Node* producer, ValueTables& t);
   Status decode_signature(JValue& v, const JsonPath& p, ExportedProgram& ep);
   Status decode_metadata(JValue& v, const JsonPath& p, std::vector<std::pair<std::string, std::string>>& out);
-  Result<std::optional<std::string>> spec_arg_name(JValue& v, const JsonPath& p);
+  Result<std::optional<std::string>> spec_arg_name(JValue& v, const JsonPath& p, size_t depth = 0);
 
   json::Reader r_;
   const JsonDecodeOptions& options_;
@@ -646,7 +646,8 @@ Status ProgramDecoder::decode_graph(JValue& v, const JsonPath& p, Graph& g, size
 
 // The name a spec's argument carries: {"name": ...}, or inside an Argument
 // union ({"as_tensor": {"name": ...}}, {"as_sym_int": {"as_name": ...}}).
-Result<std::optional<std::string>> ProgramDecoder::spec_arg_name(JValue& v, const JsonPath& p) {
+Result<std::optional<std::string>> ProgramDecoder::spec_arg_name(JValue& v, const JsonPath& p, size_t depth) {
+  if (depth > options_.max_depth) return r_.error(p, "nesting deeper than " + std::to_string(options_.max_depth));
   std::optional<std::string> found;
   simdjson::ondemand::json_type type;
   if (auto err = v.type().get(type)) return r_.failure(p, err, "an argument");
@@ -658,7 +659,7 @@ Result<std::optional<std::string>> ProgramDecoder::spec_arg_name(JValue& v, cons
       LATHE_ASSIGN_OR_RETURN(std::string_view s, r_.string(x, mp));
       found = std::string(s);
     } else if (t == simdjson::ondemand::json_type::object && !found) {
-      LATHE_ASSIGN_OR_RETURN(found, spec_arg_name(x, mp));
+      LATHE_ASSIGN_OR_RETURN(found, spec_arg_name(x, mp, depth + 1));
     }
     return Status::Ok();
   }));

@@ -23,6 +23,9 @@ inline constexpr const char* kFormatLegacyPre8 = "legacy-2.2";  // flat zip, int
 struct Pt2ReadOptions {
   ZipLimits zip;
   size_t max_json_depth = 256;
+  // Fake tensors (0-byte weight records) are read as zeros; this bounds the
+  // zeros allocated for them in one archive.
+  uint64_t max_zero_filled_bytes = 1ull << 30;
 };
 
 Result<Program> read_pt2(const std::string& path, const Pt2ReadOptions& options = {});

@@ -48,6 +48,7 @@ class ArchiveReader {
   std::string top_;  // "name/" or "" for flat archives
   const Pt2ReadOptions& options_;
   std::unordered_map<std::string, std::shared_ptr<Storage>> storages_;
+  uint64_t zero_filled_ = 0;  // bytes allocated for fake tensors so far
 };
 
 Result<std::string_view> ArchiveReader::read_text(const std::string& record, std::vector<std::byte>& scratch,
@@ -113,9 +114,21 @@ Status ArchiveReader::load_state(const std::string& method, const std::string& d
     t.storage_offset = tm.storage_offset.value();
     LATHE_ASSIGN_OR_RETURN(t.storage, storage(record));
     size_t elem = dtype_size(t.dtype);
-    if (t.storage->nbytes() == 0 && t.numel() > 0) {
-      // PyTorch writes 0-byte records for fake tensors; it loads them as zeros.
-      t.storage = Storage::allocate(static_cast<size_t>(t.numel()) * elem);
+    // PyTorch writes 0-byte records for fake tensors; it loads them as zeros.
+    // Their declared size is untrusted: bounded before anything is allocated
+    // (overflowing or negative sizes are left to check_fits below).
+    uint64_t numel = 1, zeros = 0;
+    bool bad_sizes = false;
+    for (int64_t d : t.sizes) bad_sizes |= d < 0 || __builtin_mul_overflow(numel, static_cast<uint64_t>(d), &numel);
+    if (t.storage->nbytes() == 0 && !bad_sizes && numel > 0) {
+      if (__builtin_mul_overflow(numel, elem, &zeros) || zeros > options_.max_zero_filled_bytes - zero_filled_) {
+        return error(config_record, where + ": record '" + record + "' is empty (a fake tensor, read as zeros), and " +
+                                        shape_string(t.sizes) + " " + std::string(dtype_name(t.dtype)) +
+                                        " is too large to fill with zeros (limit: " +
+                                        std::to_string(options_.max_zero_filled_bytes) + " bytes per archive)");
+      }
+      zero_filled_ += zeros;
+      t.storage = Storage::allocate(static_cast<size_t>(zeros));
       t.strides = Tensor::contiguous_strides(t.sizes);
       t.storage_offset = 0;
     } else if (elem == 0 || t.storage->nbytes() % elem != 0) {
