@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 PYTHON ?= /usr/bin/python3
 
-.PHONY: all deps build demo test bench fixtures clean
+.PHONY: all deps build demo test bench fixtures clean sanitize fuzz fuzz-build malformed
 
 all: build
 
@@ -30,5 +30,36 @@ bench: build
 fixtures: deps
 	$(PYTHON) tools/make_fixtures.py --out fixtures
 
+# The whole test suite in an AddressSanitizer + UndefinedBehaviorSanitizer build.
+ASAN_BUILD ?= build-asan
+SAN_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+          UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+$(ASAN_BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(ASAN_BUILD) -DLATHE_SANITIZE=ON $(CMAKE_FLAGS)
+
+sanitize: deps $(ASAN_BUILD)/CMakeCache.txt
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && $(SAN_ENV) ctest --output-on-failure -j $(JOBS)
+
+# libFuzzer harnesses (fuzz/), clang + ASan + UBSan; each runs FUZZ_SECONDS.
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZERS ?= zip_reader program_json unpickle load_pt2
+
+$(FUZZ_BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(FUZZ_BUILD) -DLATHE_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" $(CMAKE_FLAGS)
+
+fuzz-build: deps $(FUZZ_BUILD)/CMakeCache.txt
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZERS))
+
+fuzz: fuzz-build
+	@bash fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZERS)
+
+# Regenerate tests/malformed/ from the committed fixtures.
+malformed: deps
+	$(PYTHON) tools/make_malformed.py
+
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
