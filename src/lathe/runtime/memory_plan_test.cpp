@@ -46,7 +46,9 @@ TEST(MemoryPlan, RandomLifetimesNeverOverlapInABuffer) {
       EXPECT_GE(p.buffer_nbytes[p.buffer_of[i]], reqs[i].nbytes);
       for (int j = i + 1; j < n; ++j) {
         const bool overlap = reqs[i].first <= reqs[j].last && reqs[j].first <= reqs[i].last;
-        if (overlap) EXPECT_NE(p.buffer_of[i], p.buffer_of[j]) << "round " << round << " roots " << i << ", " << j;
+        if (overlap) {
+          EXPECT_NE(p.buffer_of[i], p.buffer_of[j]) << "round " << round << " roots " << i << ", " << j;
+        }
       }
     }
   }
