@@ -388,6 +388,13 @@ Result<std::vector<std::byte>> ZipReader::read(const ZipEntry& e) const {
                               num(e.compressed_size) +
                               " compressed bytes, more than DEFLATE can produce");
   }
+  const uint64_t total = limits_.max_total_inflated_bytes;
+  if (e.size > total - std::min(inflated_, total)) {
+    return entry_error(e, "declares " + num(e.size) + " bytes uncompressed; with the " + num(inflated_) +
+                              " bytes already inflated from this archive, more than the limit of " + num(total) +
+                              " in all");
+  }
+  inflated_ += e.size;
   std::vector<std::byte> out(static_cast<size_t>(e.size));
 
   z_stream zs{};

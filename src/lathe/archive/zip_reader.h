@@ -32,6 +32,10 @@ struct ZipLimits {
   // Upper bound on one entry's inflated size in read() (DEFLATE only; STORED
   // entries are bounded by the file itself).
   uint64_t max_inflated_bytes = 4ull << 30;
+  // Upper bound on all bytes read() inflates over one reader's lifetime, so
+  // that entries which each pass the bounds above cannot together ask for
+  // more (a zip bomb spread over many entries).
+  uint64_t max_total_inflated_bytes = 8ull << 30;
 };
 
 struct ZipEntry {
@@ -99,6 +103,8 @@ class ZipReader {
   std::string display_name_;
   ZipLimits limits_;
   std::vector<ZipEntry> entries_;
+  // Bytes read() has inflated so far (limits_.max_total_inflated_bytes).
+  mutable uint64_t inflated_ = 0;
   // Indices into entries_, sorted by name, for find() and duplicate checks.
   std::vector<size_t> by_name_;
 };
