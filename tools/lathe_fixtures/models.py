@@ -188,6 +188,24 @@ class TiedEmbedding(nn.Module):
         return self.head(h)
 
 
+# 9. a weight computed from parameters only (constant propagation) ----------------
+class ComputedWeight(nn.Module):
+    """A Linear whose weight is computed from two parameters, w = p1 @ p2.T:
+    traced as mm(p1, t(p2)) feeding t + addmm. Nothing in it depends on the
+    input, so constant_propagation folds w into a lifted constant and
+    addmm_mm_to_linear can then rewrite the addmm."""
+
+    def __init__(self, d_in=6, d_out=8, rank=4):
+        super().__init__()
+        self.p1 = nn.Parameter(torch.randn(d_out, rank))
+        self.p2 = nn.Parameter(torch.randn(d_in, rank))
+        self.bias = nn.Parameter(torch.randn(d_out))
+
+    def forward(self, x):  # x: [2, 6]
+        w = self.p1 @ self.p2.T  # [8, 6], from parameters only
+        return F.linear(x, w, self.bias)  # [2, 8]
+
+
 def _tokens(g: torch.Generator, k: int):
     return (torch.randint(0, 32, (1, 6), generator=g, dtype=torch.int64),)
 
@@ -242,6 +260,12 @@ FIXTURES: List[Fixture] = [
         "int64 tokens; embedding tied to the output head; a buffer aliasing another buffer's storage",
         TiedEmbedding,
         OrderedDict(model=_tokens),
+    ),
+    Fixture(
+        "computed_weight",
+        "Linear whose weight is computed from parameters only (w = p1 @ p2.T): constant propagation folds it",
+        ComputedWeight,
+        OrderedDict(model=_randn(2, 6)),
     ),
 ]
 
