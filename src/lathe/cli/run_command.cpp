@@ -8,6 +8,7 @@
 
 #include "lathe/cli/commands.h"
 #include "lathe/runtime/compare.h"
+#include "lathe/runtime/default_inputs.h"
 #include "lathe/runtime/executor.h"
 #include "lathe/runtime/npy.h"
 #include "lathe/runtime/parallel.h"
@@ -79,15 +80,21 @@ int run_run(const RunOptions& o, std::ostream& out, std::ostream& err) {
       c.inputs.push_back(std::move(t).value());
     }
     calls.push_back(std::move(c));
-  } else if (fs::exists(fs::path(ref_dir) / "call_0")) {
-    auto loaded = load_reference_calls(ref_dir);
-    if (!loaded.ok()) return fail(loaded.error().message());
-    calls = std::move(loaded).value();
-    if (!o.check) calls.resize(1);
   } else {
-    return fail("no inputs: pass --inputs a.npy[,b.npy...] for " + std::to_string(ex.user_inputs().size()) +
-                " user input(s) (" + describe_inputs(ex) + "); no reference inputs at " + ref_dir +
-                "/call_0 (the archive's sample inputs are not decoded yet)");
+    auto found = default_inputs(o.path, *method, InputPreference::ReferenceFirst);
+    if (!found.ok()) return fail(found.error().message());
+    calls = std::move(found->calls);
+    if (calls.empty()) {
+      return fail("no inputs: pass --inputs a.npy[,b.npy...] for " + std::to_string(ex.user_inputs().size()) +
+                  " user input(s) (" + describe_inputs(ex) + "); " + o.path + " has no sample inputs for '" +
+                  method->name + "' and there are no reference inputs at " + ref_dir + "/call_0");
+    }
+    if (o.check && calls[0].outputs.empty()) {
+      return fail("--check compares with reference outputs, and there are none at " + ref_dir +
+                  "/call_0 (the archive's sample inputs come without outputs)");
+    }
+    if (!o.check) calls.resize(1);
+    err << "inputs: " << found->source << "\n";
   }
 
   // ---- run --------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 //
 // Runs one method on the portable runtime. Inputs default to the fixture's
 // reference inputs (<stem>.ref/<method>/call_0/input_*.npy beside the
-// archive). --check runs every reference call in order (state carried) and
+// archive), then to the archive's own sample inputs (see default_inputs.h). --check runs every reference call in order (state carried) and
 // compares with the stored outputs; --repeat times extra runs.
 #pragma once
 
@@ -17,7 +17,7 @@ namespace lathe::cli {
 struct RunOptions {
   std::string path;
   std::string method;               // empty: the only method
-  std::vector<std::string> inputs;  // .npy paths; empty: reference inputs
+  std::vector<std::string> inputs;  // .npy paths; empty: reference or sample inputs
   std::string out_dir;              // empty: write nothing
   bool check = false;
   int repeat = 0;

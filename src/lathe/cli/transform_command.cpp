@@ -6,8 +6,9 @@
 // signature, and writes the result atomically. Without --passes it runs
 // kDefaultPasses: addmm_mm_to_linear,remove_dead_code. The result is always
 // verified before it is written (a program that does not verify is never
-// written); --verify also verifies the input and after every pass, naming
-// the pass that broke it. --explain prints one line per candidate a pattern
+// written); --verify also verifies the input and after every pass, and runs
+// the method before and after every pass on the same inputs (see
+// pass_differential.h), naming the pass that broke either. --explain prints one line per candidate a pattern
 // pass looked at: rewritten, or kept and why.
 #include <iomanip>
 #include <iostream>
@@ -16,6 +17,7 @@
 #include <sstream>
 
 #include "lathe/cli/commands.h"
+#include "lathe/cli/pass_differential.h"
 #include "lathe/ir/verify.h"
 #include "lathe/passes/pass_manager.h"
 #include "lathe/passes/pass_registry.h"
@@ -34,6 +36,8 @@ struct TransformOptions {
   bool verify = false;
   bool print_after_each = false;
   bool list_passes = false;
+  double rtol = 1e-5;
+  double atol = 1e-6;
 };
 
 std::map<std::string, int64_t> op_counts(const Graph& g) {
@@ -103,6 +107,26 @@ int run_transform(const TransformOptions& o, std::ostream& out, std::ostream& er
   PassManagerOptions pmo;
   pmo.verify_each = o.verify;
   pmo.print_after_each = o.print_after_each ? &out : nullptr;
+  // --verify: a second copy of the program, kept one pass behind, is the
+  // "before" of every differential run.
+  std::unique_ptr<DifferentialPassCheck> check;
+  if (o.verify) {
+    auto reference = read_pt2(o.input);
+    if (!reference.ok()) {
+      err << "lathe transform: " << reference.error().message() << "\n";
+      return 1;
+    }
+    auto mirror = builtin_passes().create_list(o.passes);
+    if (!mirror.ok()) {
+      err << "lathe transform: " << mirror.error().message() << "\n";
+      return 2;
+    }
+    check = std::make_unique<DifferentialPassCheck>(std::move(reference).value(), std::move(mirror).value(),
+                                                    DifferentialPassOptions{o.input, Tolerance{o.rtol, o.atol}, 0});
+    pmo.after_each = [&check](const std::string& method, size_t index, ExportedProgram& program) {
+      return check->after_pass(method, index, program);
+    };
+  }
   PassManager pm(pmo);
   for (auto& p : *passes) pm.add(std::move(p));
   PassContext ctx;
@@ -140,6 +164,9 @@ int run_transform(const TransformOptions& o, std::ostream& out, std::ostream& er
           << "\n";
     }
   }
+  if (check) {
+    for (const std::string& line : check->summary()) out << "verified " << line << "\n";
+  }
   out << "wrote " << o.output << "\n";
   return 0;
 }
@@ -155,7 +182,11 @@ Command add_transform_command(CLI::App& app) {
                   std::string("Comma-separated passes, in order (default: ") + kDefaultPasses + ")");
   cmd->add_option("--method", o->method, "Only this method (the others are written unchanged)");
   cmd->add_flag("--explain", o->explain, "One line per candidate: rewritten, or kept and why");
-  cmd->add_flag("--verify", o->verify, "Verify the input and the program after every pass");
+  cmd->add_flag("--verify", o->verify,
+                "Verify the input and the program after every pass, and run each method before and after every "
+                "pass on the same inputs (fails naming the pass whose outputs differ)");
+  cmd->add_option("--rtol", o->rtol, "--verify: tolerance relative to the output's max |value| (default 1e-5)");
+  cmd->add_option("--atol", o->atol, "--verify: absolute tolerance (default 1e-6)");
   cmd->add_flag("--print-after-each", o->print_after_each, "Print each method's IR after every pass");
   cmd->add_flag("--list-passes", o->list_passes, "List the passes with a one-line description each");
   return Command{cmd, [o] { return run_transform(*o, std::cout, std::cerr); }};

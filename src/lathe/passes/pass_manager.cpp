@@ -25,7 +25,8 @@ Result<bool> PassManager::run(ExportedProgram& program, const std::string& metho
     // Later iterations meet the same refused candidates again.
     if (it > 0) ctx.start_deduplicating();
     still_changing.clear();
-    for (const auto& pass : passes_) {
+    for (size_t index = 0; index < passes_.size(); ++index) {
+      const auto& pass = passes_[index];
       std::string name(pass->name());
       ctx.set_current(method, name);
       auto t0 = std::chrono::steady_clock::now();
@@ -40,6 +41,10 @@ Result<bool> PassManager::run(ExportedProgram& program, const std::string& metho
       if (options_.verify_each) {
         Status ok = verify(program, method);
         if (!ok.ok()) return ok.error().context("after pass '" + name + "'");
+      }
+      if (options_.after_each) {
+        Status ok = options_.after_each(method, index, program);
+        if (!ok.ok()) return ok.error().context("after pass '" + name + "' on method '" + method + "'");
       }
       if (options_.print_after_each) {
         *options_.print_after_each << "// after pass '" << name << "' on method '" << method << "'"

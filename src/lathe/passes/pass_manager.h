@@ -6,12 +6,14 @@
 //       for each pass:                       anything (fixpoint, capped)
 //         changed |= pass.run(method, ctx)   timed
 //         [verify; failure names the pass]   verify_each
+//         [after_each hook]                  e.g. a differential run
 //         [print the method]                 print_after_each
 //
 // A fixpoint that is still changing after max_iterations is an error naming
 // the passes that kept changing, not a silent stop.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -28,6 +30,11 @@ struct PassManagerOptions {
   bool fixpoint = false;
   size_t max_iterations = 10;
   std::ostream* print_after_each = nullptr;
+  // Called after every pass (after verify_each) with the pass's position in
+  // the list and the method it just rewrote. An error stops the run and is
+  // reported against that pass. `lathe transform --verify` hangs the
+  // differential run (outputs before == after) here, a layer above.
+  std::function<Status(const std::string& method, size_t pass_index, ExportedProgram& program)> after_each;
 };
 
 struct PassTiming {

@@ -177,6 +177,43 @@ TEST(PassManagerTest, PrintsAfterEachPass) {
   EXPECT_EQ(out.str().rfind("// after pass 'countdown' on method 'forward'\ninputs:\n", 0), 0u) << out.str();
 }
 
+TEST(PassManagerTest, AfterEachHookSeesEveryPassByPosition) {
+  ExportedProgram ep;
+  build_simple_linear(ep);
+  std::vector<std::string> calls;
+  PassManagerOptions o;
+  o.after_each = [&](const std::string& method, size_t index, ExportedProgram& program) {
+    calls.push_back(method + "#" + std::to_string(index) + (&program == &ep ? "" : " (other program)"));
+    return Status::Ok();
+  };
+  PassManager pm(o);
+  pm.add(std::make_unique<Countdown>(0));
+  pm.add(std::make_unique<Countdown>(0));
+  PassContext ctx;
+  ASSERT_TRUE(pm.run(ep, "forward", ctx).ok());
+  EXPECT_EQ(calls, (std::vector<std::string>{"forward#0", "forward#1"}));
+}
+
+TEST(PassManagerTest, AfterEachHookErrorStopsTheRunNamingThePass_NEG) {
+  ExportedProgram ep;
+  build_simple_linear(ep);
+  int later = 0;
+  PassManagerOptions o;
+  o.after_each = [&](const std::string&, size_t index, ExportedProgram&) -> Status {
+    if (index == 0) return make_error("outputs differ");
+    ++later;
+    return Status::Ok();
+  };
+  PassManager pm(o);
+  pm.add(std::make_unique<Countdown>(0));
+  pm.add(std::make_unique<Countdown>(0));
+  PassContext ctx;
+  Result<bool> r = pm.run(ep, "forward", ctx);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message(), "after pass 'countdown' on method 'forward': outputs differ");
+  EXPECT_EQ(later, 0);
+}
+
 TEST(PassRegistryTest, BuiltinsHaveOneLineDescriptionsAndTheDefaultListResolves) {
   const PassRegistry& r = builtin_passes();
   EXPECT_EQ(r.names(), (std::vector<std::string>{"addmm_mm_to_linear", "remove_dead_code"}));
