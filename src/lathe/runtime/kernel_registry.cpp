@@ -44,6 +44,7 @@ const KernelRegistry& portable_kernels() {
     kernels::register_attention_kernels(r);
     kernels::register_factory_kernels(r);
     kernels::register_sym_kernels(r);
+    kernels::register_quantized_kernels(r);
     return r;
   }();
   return registry;

@@ -1,0 +1,591 @@
+#include "lathe/runtime/kernels/quantized.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <utility>
+
+#include "lathe/runtime/kernels/register.h"
+#include "lathe/runtime/parallel.h"
+
+// As in gemm.cpp: an AVX2+FMA clone of the matmul loops next to the
+// baseline one, picked at load time.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+#define LATHE_QUANT_SIMD_CLONES __attribute__((target_clones("arch=haswell", "default")))
+#else
+#define LATHE_QUANT_SIMD_CLONES
+#endif
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+namespace lathe::kernels {
+
+namespace {
+
+// ---- ranges and element access ------------------------------------------------
+
+// torch.iinfo bounds of the dtypes _decomposed.py accepts.
+std::optional<std::pair<int64_t, int64_t>> dtype_bounds(DType d) {
+  switch (d) {
+    case DType::UInt8: return std::pair<int64_t, int64_t>{0, 255};
+    case DType::Int8: return std::pair<int64_t, int64_t>{-128, 127};
+    case DType::UInt16: return std::pair<int64_t, int64_t>{0, 65535};
+    case DType::Int16: return std::pair<int64_t, int64_t>{-32768, 32767};
+    case DType::Int32: return std::pair<int64_t, int64_t>{INT32_MIN, INT32_MAX};
+    default: return std::nullopt;
+  }
+}
+
+// _quant_min_max_bounds_check.
+Status check_range(const QuantRange& r, const char* op) {
+  auto b = dtype_bounds(r.dtype);
+  if (!b) return make_error(std::string(op) + ": unsupported quantized dtype " + std::string(dtype_name(r.dtype)));
+  if (r.quant_min < b->first || r.quant_max > b->second) {
+    return make_error(std::string(op) + ": quant range [" + std::to_string(r.quant_min) + ", " +
+                      std::to_string(r.quant_max) + "] is outside " + std::string(dtype_name(r.dtype)) + "'s [" +
+                      std::to_string(b->first) + ", " + std::to_string(b->second) + "]");
+  }
+  return Status::Ok();
+}
+
+// Calls f(T{}) with T the integer element type of a quantized tensor.
+template <typename F>
+Status dispatch_quantized(DType d, const char* op, F&& f) {
+  switch (d) {
+    case DType::UInt8: return f(uint8_t{});
+    case DType::Int8: return f(int8_t{});
+    case DType::Int16: return f(int16_t{});
+    case DType::UInt16: return f(uint16_t{});
+    case DType::Int32: return f(int32_t{});
+    default: return make_error(std::string(op) + ": unsupported quantized dtype " + std::string(dtype_name(d)));
+  }
+}
+
+// Calls f(C{}) with C the floating type of `d` (float32 or float64).
+template <typename F>
+Status dispatch_real(DType d, const char* op, const char* arg, F&& f) {
+  if (d == DType::Float32) return f(float{});
+  if (d == DType::Float64) return f(double{});
+  return make_error(std::string(op) + ": " + arg + " must be float32 or float64, got " + std::string(dtype_name(d)));
+}
+
+// Every element of `t` (any layout) as a double / int64, in logical order.
+std::vector<double> values_f64(const Tensor& t) {
+  const Tensor c = as_contiguous(as_dtype(t, DType::Float64));
+  const double* p = cdata<double>(c);
+  return std::vector<double>(p, p + c.numel());
+}
+std::vector<int64_t> values_i64(const Tensor& t) {
+  const Tensor c = as_contiguous(as_dtype(t, DType::Int64));
+  const int64_t* p = cdata<int64_t>(c);
+  return std::vector<int64_t>(p, p + c.numel());
+}
+
+Status check_quantized_input(const Tensor& input, const QuantRange& range, const char* op) {
+  LATHE_RETURN_IF_ERROR(check_input(input, op, "input"));
+  LATHE_RETURN_IF_ERROR(check_range(range, op));
+  if (input.dtype != range.dtype) {
+    return make_error(std::string(op) + ": input is " + std::string(dtype_name(input.dtype)) + ", but dtype says " +
+                      std::string(dtype_name(range.dtype)));
+  }
+  return Status::Ok();
+}
+
+Status check_float_input(const Tensor& input, const QuantRange& range, const char* op) {
+  LATHE_RETURN_IF_ERROR(check_input(input, op, "input"));
+  LATHE_RETURN_IF_ERROR(check_range(range, op));
+  if (input.dtype != DType::Float32 && input.dtype != DType::Float16 && input.dtype != DType::BFloat16) {
+    return make_error(std::string(op) + ": input must be float32 (or 16-bit float), got " +
+                      std::string(dtype_name(input.dtype)));
+  }
+  return Status::Ok();
+}
+
+// Clamp to [quant_min, quant_max] (in C, like torch.clamp), then store.
+template <typename Q, typename C>
+Q saturate(C v, const QuantRange& r) {
+  v = std::min(std::max(v, static_cast<C>(r.quant_min)), static_cast<C>(r.quant_max));
+  return static_cast<Q>(v);
+}
+
+}  // namespace
+
+int64_t effective_group_size(int64_t group_size, int64_t k, const Tensor& scales) {
+  if (group_size > k && !scales.sizes.empty() && scales.sizes.back() == 1) return k;
+  return group_size;
+}
+
+// ---- per tensor ------------------------------------------------------------------
+
+Status quantize_per_tensor_out(const Tensor& input_raw, double scale, int64_t zero_point, QuantRange range,
+                               Tensor& out) {
+  const char* op = "quantize_per_tensor";
+  LATHE_RETURN_IF_ERROR(check_float_input(input_raw, range, op));
+  LATHE_RETURN_IF_ERROR(check_out(out, range.dtype, input_raw.sizes, op));
+  const Tensor in = as_contiguous(as_dtype(input_raw, DType::Float32));
+  // inv_scale = 1.0 / scale in Python (double), then a float32 multiply.
+  const float inv = static_cast<float>(1.0 / scale);
+  const float zp = static_cast<float>(zero_point);
+  const float* x = cdata<float>(in);
+  return dispatch_quantized(range.dtype, op, [&](auto tag) -> Status {
+    using Q = decltype(tag);
+    Q* y = mdata<Q>(out);
+    for (int64_t i = 0, n = in.numel(); i < n; ++i) y[i] = saturate<Q>(std::nearbyint(x[i] * inv) + zp, range);
+    return Status::Ok();
+  });
+}
+
+Status dequantize_per_tensor_out(const Tensor& input_raw, double scale, int64_t zero_point, QuantRange range,
+                                 Tensor& out) {
+  const char* op = "dequantize_per_tensor";
+  LATHE_RETURN_IF_ERROR(check_quantized_input(input_raw, range, op));
+  LATHE_RETURN_IF_ERROR(check_out(out, out.dtype, input_raw.sizes, op));
+  const Tensor in = as_contiguous(input_raw);
+  return dispatch_real(out.dtype, op, "out_dtype", [&](auto otag) -> Status {
+    using C = decltype(otag);
+    // (input.to(out_dtype) - zero_point) * scale: both steps in C.
+    const C zp = static_cast<C>(zero_point), s = static_cast<C>(scale);
+    C* y = mdata<C>(out);
+    return dispatch_quantized(range.dtype, op, [&](auto tag) -> Status {
+      using Q = decltype(tag);
+      const Q* q = cdata<Q>(in);
+      for (int64_t i = 0, n = in.numel(); i < n; ++i) y[i] = (static_cast<C>(q[i]) - zp) * s;
+      return Status::Ok();
+    });
+  });
+}
+
+// ---- per channel ----------------------------------------------------------------
+
+namespace {
+
+// Channel layout of a contiguous tensor along `axis`: element i is in
+// channel (i / inner) % channels.
+struct Channels {
+  int64_t channels = 1, inner = 1;
+};
+
+Result<Channels> channels_of(const Tensor& input, int64_t axis, const Tensor& scales, const Tensor* zero_points,
+                             const char* op) {
+  const int64_t rank = static_cast<int64_t>(input.sizes.size());
+  if (rank == 0) return make_error(std::string(op) + ": input must have at least 1 dimension");
+  LATHE_ASSIGN_OR_RETURN(int64_t d, normalize_dim(axis, rank));
+  Channels c;
+  c.channels = input.sizes[d];
+  for (int64_t k = d + 1; k < rank; ++k) c.inner *= input.sizes[k];
+  LATHE_RETURN_IF_ERROR(check_input(scales, op, "scales"));
+  if (scales.sizes.size() != 1 || scales.sizes[0] != c.channels) {
+    return make_error(std::string(op) + ": scales " + shape_string(scales.sizes) + " must be 1-D with one entry per " +
+                      "channel of axis " + std::to_string(axis) + " (" + std::to_string(c.channels) + ")");
+  }
+  if (zero_points) {
+    LATHE_RETURN_IF_ERROR(check_input(*zero_points, op, "zero_points"));
+    if (zero_points->numel() != c.channels) {
+      return make_error(std::string(op) + ": zero_points " + shape_string(zero_points->sizes) + " must have " +
+                        std::to_string(c.channels) + " entries");
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
+Status quantize_per_channel_out(const Tensor& input_raw, const Tensor& scales, const Tensor& zero_points, int64_t axis,
+                                QuantRange range, Tensor& out) {
+  const char* op = "quantize_per_channel";
+  LATHE_RETURN_IF_ERROR(check_float_input(input_raw, range, op));
+  LATHE_ASSIGN_OR_RETURN(Channels ch, channels_of(input_raw, axis, scales, &zero_points, op));
+  LATHE_RETURN_IF_ERROR(check_out(out, range.dtype, input_raw.sizes, op));
+  const Tensor in = as_contiguous(as_dtype(input_raw, DType::Float32));
+  const std::vector<int64_t> zps = values_i64(zero_points);
+  // input * (1.0 / scales): the reciprocal and the product in the scales'
+  // dtype (float32 scales keep float32; float64 scales promote).
+  return dispatch_real(scales.dtype, op, "scales", [&](auto stag) -> Status {
+    using C = decltype(stag);
+    const Tensor sc = as_contiguous(scales);
+    const C* s = cdata<C>(sc);
+    const float* x = cdata<float>(in);
+    return dispatch_quantized(range.dtype, op, [&](auto tag) -> Status {
+      using Q = decltype(tag);
+      Q* y = mdata<Q>(out);
+      for (int64_t i = 0, n = in.numel(); i < n; ++i) {
+        const int64_t c = (i / ch.inner) % ch.channels;
+        const C inv = C(1) / s[c];
+        y[i] = saturate<Q>(std::nearbyint(static_cast<C>(x[i]) * inv) + static_cast<C>(zps[c]), range);
+      }
+      return Status::Ok();
+    });
+  });
+}
+
+Status dequantize_per_channel_out(const Tensor& input_raw, const Tensor& scales, const Tensor* zero_points,
+                                  int64_t axis, QuantRange range, Tensor& out) {
+  const char* op = "dequantize_per_channel";
+  LATHE_RETURN_IF_ERROR(check_quantized_input(input_raw, range, op));
+  LATHE_ASSIGN_OR_RETURN(Channels ch, channels_of(input_raw, axis, scales, zero_points, op));
+  LATHE_RETURN_IF_ERROR(check_out(out, out.dtype, input_raw.sizes, op));
+  const Tensor in = as_contiguous(input_raw);
+  // (input - zero_points) is exact in int64; its product with the scales
+  // runs in the scales' dtype; then .to(out_dtype).
+  const std::vector<int64_t> zps = zero_points ? values_i64(*zero_points) : std::vector<int64_t>(ch.channels, 0);
+  if (zero_points && !is_integral(zero_points->dtype, false)) {
+    return make_error(std::string(op) + ": zero_points must be integers, got " +
+                      std::string(dtype_name(zero_points->dtype)));
+  }
+  return dispatch_real(scales.dtype, op, "scales", [&](auto stag) -> Status {
+    using C = decltype(stag);
+    const Tensor sc = as_contiguous(scales);
+    const C* s = cdata<C>(sc);
+    return dispatch_real(out.dtype, op, "out_dtype", [&](auto otag) -> Status {
+      using O = decltype(otag);
+      O* y = mdata<O>(out);
+      return dispatch_quantized(range.dtype, op, [&](auto tag) -> Status {
+        using Q = decltype(tag);
+        const Q* q = cdata<Q>(in);
+        for (int64_t i = 0, n = in.numel(); i < n; ++i) {
+          const int64_t c = (i / ch.inner) % ch.channels;
+          y[i] = static_cast<O>(static_cast<C>(static_cast<int64_t>(q[i]) - zps[c]) * s[c]);
+        }
+        return Status::Ok();
+      });
+    });
+  });
+}
+
+Status dequantize_per_channel_group_out(const Tensor& input_raw, const Tensor& scales, const Tensor* zero_points,
+                                        QuantRange range, int64_t group_size, Tensor& out) {
+  const char* op = "dequantize_per_channel_group";
+  LATHE_RETURN_IF_ERROR(check_quantized_input(input_raw, range, op));
+  LATHE_RETURN_IF_ERROR(check_rank(input_raw, 2, op, "input"));
+  LATHE_RETURN_IF_ERROR(check_input(scales, op, "scales"));
+  const int64_t K = input_raw.sizes[1];
+  const int64_t g = effective_group_size(group_size, K, scales);
+  if (g <= 1) return make_error(std::string(op) + ": group_size must be > 1, got " + std::to_string(group_size));
+  if (K % g != 0) {
+    return make_error(std::string(op) + ": the last dimension " + std::to_string(K) + " is not a multiple of group_size " +
+                      std::to_string(g));
+  }
+  const int64_t groups = input_raw.numel() / g;
+  if (scales.numel() != groups) {
+    return make_error(std::string(op) + ": scales " + shape_string(scales.sizes) + " must have " +
+                      std::to_string(groups) + " entries (one per group of " + std::to_string(g) + ")");
+  }
+  if (zero_points) {
+    LATHE_RETURN_IF_ERROR(check_input(*zero_points, op, "zero_points"));
+    if (zero_points->numel() != groups || !is_integral(zero_points->dtype, false)) {
+      return make_error(std::string(op) + ": zero_points must be " + std::to_string(groups) + " integers, got " +
+                        std::string(dtype_name(zero_points->dtype)) + " " + shape_string(zero_points->sizes));
+    }
+  }
+  LATHE_RETURN_IF_ERROR(check_out(out, out.dtype, input_raw.sizes, op));
+  const Tensor in = as_contiguous(input_raw);
+  const std::vector<int64_t> zps = zero_points ? values_i64(*zero_points) : std::vector<int64_t>(groups, 0);
+  // w.reshape(-1, g).sub(zp).mul(scales).to(output_dtype).
+  return dispatch_real(scales.dtype, op, "scales", [&](auto stag) -> Status {
+    using C = decltype(stag);
+    const Tensor sc = as_contiguous(scales);
+    const C* s = cdata<C>(sc);
+    return dispatch_real(out.dtype, op, "output_dtype", [&](auto otag) -> Status {
+      using O = decltype(otag);
+      O* y = mdata<O>(out);
+      return dispatch_quantized(range.dtype, op, [&](auto tag) -> Status {
+        using Q = decltype(tag);
+        const Q* q = cdata<Q>(in);
+        for (int64_t i = 0, n = in.numel(); i < n; ++i) {
+          const int64_t j = i / g;
+          y[i] = static_cast<O>(static_cast<C>(static_cast<int64_t>(q[i]) - zps[j]) * s[j]);
+        }
+        return Status::Ok();
+      });
+    });
+  });
+}
+
+// ---- weight-only quantized matmuls -----------------------------------------------
+
+namespace {
+
+typedef float v8 __attribute__((vector_size(32)));
+typedef int8_t c8 __attribute__((vector_size(8)));
+
+[[gnu::always_inline]] inline v8 load8(const float* p) {
+  v8 v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+[[gnu::always_inline]] inline v8 load8(const int8_t* p) {
+  c8 c;
+  std::memcpy(&c, p, sizeof(c));
+  return __builtin_convertvector(c, v8);
+}
+[[gnu::always_inline]] inline float hsum(v8 v) {
+  float s = 0;
+  for (int l = 0; l < 8; ++l) s += v[l];
+  return s;
+}
+
+// out[m, n] for every m and n in [n0, n1) =
+//   sum over groups j of scales[n * groups + j] * dot(x[m, group j], float(w[n, group j]))
+// with groups of g columns (g == K, groups == 1: one scale per row, the
+// int8 per-channel case). x rows contiguous (ldx), w [N, K] contiguous.
+// Four weight rows at a time, so each x load feeds four products and the
+// rows stay in L1 across the M loop.
+LATHE_QUANT_SIMD_CLONES
+void i8_rows(int64_t M, int64_t K, int64_t g, int64_t groups, const float* x, int64_t ldx, const int8_t* w,
+             const float* scales, int64_t n0, int64_t n1, float* out, int64_t ldo) {
+  int64_t n = n0;
+  for (; n + 4 <= n1; n += 4) {
+    const int8_t* w0 = w + n * K;
+    const int8_t* w1 = w0 + K;
+    const int8_t* w2 = w1 + K;
+    const int8_t* w3 = w2 + K;
+    for (int64_t m = 0; m < M; ++m) {
+      const float* a = x + m * ldx;
+      float r0 = 0, r1 = 0, r2 = 0, r3 = 0;
+      for (int64_t j = 0; j < groups; ++j) {
+        const int64_t k1 = (j + 1) * g;
+        int64_t k = j * g;
+        v8 s0 = {}, s1 = {}, s2 = {}, s3 = {};
+        for (; k + 8 <= k1; k += 8) {
+          const v8 av = load8(a + k);
+          s0 += av * load8(w0 + k);
+          s1 += av * load8(w1 + k);
+          s2 += av * load8(w2 + k);
+          s3 += av * load8(w3 + k);
+        }
+        float t0 = hsum(s0), t1 = hsum(s1), t2 = hsum(s2), t3 = hsum(s3);
+        for (; k < k1; ++k) {
+          t0 += a[k] * w0[k];
+          t1 += a[k] * w1[k];
+          t2 += a[k] * w2[k];
+          t3 += a[k] * w3[k];
+        }
+        r0 += t0 * scales[n * groups + j];
+        r1 += t1 * scales[(n + 1) * groups + j];
+        r2 += t2 * scales[(n + 2) * groups + j];
+        r3 += t3 * scales[(n + 3) * groups + j];
+      }
+      float* o = out + m * ldo + n;
+      o[0] = r0;
+      o[1] = r1;
+      o[2] = r2;
+      o[3] = r3;
+    }
+  }
+  for (; n < n1; ++n) {
+    const int8_t* wr = w + n * K;
+    for (int64_t m = 0; m < M; ++m) {
+      const float* a = x + m * ldx;
+      float r = 0;
+      for (int64_t j = 0; j < groups; ++j) {
+        const int64_t k1 = (j + 1) * g;
+        int64_t k = j * g;
+        v8 s = {};
+        for (; k + 8 <= k1; k += 8) s += load8(a + k) * load8(wr + k);
+        float t = hsum(s);
+        for (; k < k1; ++k) t += a[k] * wr[k];
+        r += t * scales[n * groups + j];
+      }
+      out[m * ldo + n] = r;
+    }
+  }
+}
+
+// Shared checks and the parallel driver of both matmuls.
+Status quantized_mm(const Tensor& x_raw, const Tensor& w_raw, const Tensor& scales_raw, int64_t g, int64_t groups,
+                    Tensor& out, const char* op) {
+  const int64_t M = x_raw.sizes[0], K = x_raw.sizes[1], N = w_raw.sizes[0];
+  LATHE_RETURN_IF_ERROR(check_out(out, DType::Float32, {M, N}, op));
+  const Tensor x = as_contiguous(x_raw), w = as_contiguous(w_raw), s = as_contiguous(scales_raw);
+  const float* xp = cdata<float>(x);
+  const int8_t* wp = cdata<int8_t>(w);
+  const float* sp = cdata<float>(s);
+  float* op_out = mdata<float>(out);
+  if (M == 0 || N == 0) return Status::Ok();
+  const int64_t blocks = (N + 3) / 4;
+  const bool parallel = num_threads() > 1 && M * N * K >= 32768;
+  auto run = [&](int64_t b0, int64_t b1) {
+    i8_rows(M, K, g, groups, xp, K, wp, sp, b0 * 4, std::min(N, b1 * 4), op_out, N);
+  };
+  if (parallel) parallel_for(0, blocks, 1, run);
+  else run(0, blocks);
+  return Status::Ok();
+}
+
+Status check_mm_args(const Tensor& x, const Tensor& w, const Tensor& scales, const char* op) {
+  LATHE_RETURN_IF_ERROR(check_input(x, op, "self"));
+  LATHE_RETURN_IF_ERROR(check_input(w, op, "mat2"));
+  LATHE_RETURN_IF_ERROR(check_input(scales, op, "scales"));
+  LATHE_RETURN_IF_ERROR(check_rank(x, 2, op, "self"));
+  LATHE_RETURN_IF_ERROR(check_rank(w, 2, op, "mat2"));
+  LATHE_RETURN_IF_ERROR(check_dtype(x, DType::Float32, op, "self"));
+  LATHE_RETURN_IF_ERROR(check_dtype(w, DType::Int8, op, "mat2"));
+  LATHE_RETURN_IF_ERROR(check_dtype(scales, DType::Float32, op, "scales"));
+  if (x.sizes[1] != w.sizes[1]) {
+    return make_error(std::string(op) + ": self " + shape_string(x.sizes) + " and mat2 " + shape_string(w.sizes) +
+                      " differ in K");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status weight_int8pack_mm_out(const Tensor& x, const Tensor& w, const Tensor& scales, Tensor& out) {
+  const char* op = "_weight_int8pack_mm";
+  LATHE_RETURN_IF_ERROR(check_mm_args(x, w, scales, op));
+  if (scales.sizes.size() != 1 || scales.sizes[0] != w.sizes[0]) {
+    return make_error(std::string(op) + ": scales " + shape_string(scales.sizes) + " must be [" +
+                      std::to_string(w.sizes[0]) + "]");
+  }
+  const int64_t K = x.sizes[1];
+  return quantized_mm(x, w, scales, K, 1, out, op);
+}
+
+Status weight_int4_group_mm_out(const Tensor& x, const Tensor& w, const Tensor& scales, int64_t group_size,
+                                Tensor& out) {
+  const char* op = "weight_int4_group_mm";
+  LATHE_RETURN_IF_ERROR(check_mm_args(x, w, scales, op));
+  const int64_t N = w.sizes[0], K = w.sizes[1];
+  const int64_t g = effective_group_size(group_size, K, scales);
+  if (g <= 0 || K % g != 0) {
+    return make_error(std::string(op) + ": K " + std::to_string(K) + " is not a multiple of group_size " +
+                      std::to_string(group_size));
+  }
+  const int64_t groups = K / g;
+  if (scales.numel() != N * groups) {
+    return make_error(std::string(op) + ": scales " + shape_string(scales.sizes) + " must be [" + std::to_string(N) +
+                      ", " + std::to_string(groups) + "]");
+  }
+  return quantized_mm(x, w, scales, g, groups, out, op);
+}
+
+// ---- adapters ------------------------------------------------------------------------
+namespace {
+
+Result<QuantRange> range_args(KernelCall& c) {
+  QuantRange r;
+  LATHE_ASSIGN_OR_RETURN(r.quant_min, c.int_arg("quant_min"));
+  LATHE_ASSIGN_OR_RETURN(r.quant_max, c.int_arg("quant_max"));
+  LATHE_ASSIGN_OR_RETURN(std::optional<DType> d, c.dtype_arg("dtype"));
+  if (!d) return c.arg_error("dtype", "missing");
+  r.dtype = *d;
+  return r;
+}
+
+// The one value of a 1-element scale / zero_point tensor (.item()).
+Result<double> item(KernelCall& c, const char* name) {
+  LATHE_ASSIGN_OR_RETURN(const Tensor* t, c.tensor(name));
+  LATHE_RETURN_IF_ERROR(check_input(*t, "quantized_decomposed", name));
+  if (t->numel() != 1) return c.arg_error(name, "expected one element, got " + shape_string(t->sizes));
+  return values_f64(*t)[0];
+}
+
+Result<DType> out_dtype(KernelCall& c, const char* name) {
+  LATHE_ASSIGN_OR_RETURN(std::optional<DType> d, c.dtype_arg(name));
+  return d.value_or(DType::Float32);
+}
+
+template <bool kTensorArgs>
+Status quantize_per_tensor_kernel(KernelCall& c) {
+  LATHE_ASSIGN_OR_RETURN(const Tensor* x, c.tensor("input"));
+  LATHE_ASSIGN_OR_RETURN(QuantRange r, range_args(c));
+  double scale = 0;
+  int64_t zp = 0;
+  if constexpr (kTensorArgs) {
+    LATHE_ASSIGN_OR_RETURN(scale, item(c, "scale"));
+    LATHE_ASSIGN_OR_RETURN(double z, item(c, "zero_point"));
+    zp = static_cast<int64_t>(z);
+  } else {
+    LATHE_ASSIGN_OR_RETURN(scale, c.double_arg("scale"));
+    LATHE_ASSIGN_OR_RETURN(zp, c.int_arg("zero_point"));
+  }
+  LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, r.dtype, x->sizes));
+  return quantize_per_tensor_out(*x, scale, zp, r, *out);
+}
+
+template <bool kTensorArgs>
+Status dequantize_per_tensor_kernel(KernelCall& c) {
+  LATHE_ASSIGN_OR_RETURN(const Tensor* x, c.tensor("input"));
+  LATHE_ASSIGN_OR_RETURN(QuantRange r, range_args(c));
+  double scale = 0;
+  int64_t zp = 0;
+  if constexpr (kTensorArgs) {
+    LATHE_ASSIGN_OR_RETURN(scale, item(c, "scale"));
+    LATHE_ASSIGN_OR_RETURN(double z, item(c, "zero_point"));
+    zp = static_cast<int64_t>(z);
+  } else {
+    LATHE_ASSIGN_OR_RETURN(scale, c.double_arg("scale"));
+    LATHE_ASSIGN_OR_RETURN(zp, c.int_arg("zero_point"));
+  }
+  LATHE_ASSIGN_OR_RETURN(DType od, out_dtype(c, "out_dtype"));
+  LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, od, x->sizes));
+  return dequantize_per_tensor_out(*x, scale, zp, r, *out);
+}
+
+Status quantize_per_channel_kernel(KernelCall& c) {
+  LATHE_ASSIGN_OR_RETURN(const Tensor* x, c.tensor("input"));
+  LATHE_ASSIGN_OR_RETURN(const Tensor* s, c.tensor("scales"));
+  LATHE_ASSIGN_OR_RETURN(const Tensor* z, c.tensor("zero_points"));
+  LATHE_ASSIGN_OR_RETURN(int64_t axis, c.int_arg("axis"));
+  LATHE_ASSIGN_OR_RETURN(QuantRange r, range_args(c));
+  LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, r.dtype, x->sizes));
+  return quantize_per_channel_out(*x, *s, *z, axis, r, *out);
+}
+
+Status dequantize_per_channel_kernel(KernelCall& c) {
+  LATHE_ASSIGN_OR_RETURN(const Tensor* x, c.tensor("input"));
+  LATHE_ASSIGN_OR_RETURN(const Tensor* s, c.tensor("scales"));
+  LATHE_ASSIGN_OR_RETURN(const Tensor* z, c.optional_tensor("zero_points"));
+  LATHE_ASSIGN_OR_RETURN(int64_t axis, c.int_arg("axis"));
+  LATHE_ASSIGN_OR_RETURN(QuantRange r, range_args(c));
+  LATHE_ASSIGN_OR_RETURN(DType od, out_dtype(c, "out_dtype"));
+  LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, od, x->sizes));
+  return dequantize_per_channel_out(*x, *s, z, axis, r, *out);
+}
+
+Status dequantize_per_channel_group_kernel(KernelCall& c) {
+  LATHE_ASSIGN_OR_RETURN(const Tensor* x, c.tensor("input"));
+  LATHE_ASSIGN_OR_RETURN(const Tensor* s, c.tensor("scales"));
+  LATHE_ASSIGN_OR_RETURN(const Tensor* z, c.optional_tensor("zero_points"));
+  LATHE_ASSIGN_OR_RETURN(QuantRange r, range_args(c));
+  LATHE_ASSIGN_OR_RETURN(int64_t group_size, c.int_arg("group_size", 128));
+  LATHE_ASSIGN_OR_RETURN(DType od, out_dtype(c, "output_dtype"));
+  LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, od, x->sizes));
+  return dequantize_per_channel_group_out(*x, *s, z, r, group_size, *out);
+}
+
+Status weight_int8pack_mm_kernel(KernelCall& c) {
+  LATHE_ASSIGN_OR_RETURN(const Tensor* x, c.tensor("self"));
+  LATHE_ASSIGN_OR_RETURN(const Tensor* w, c.tensor("mat2"));
+  LATHE_ASSIGN_OR_RETURN(const Tensor* s, c.tensor("scales"));
+  LATHE_RETURN_IF_ERROR(check_mm_args(*x, *w, *s, "_weight_int8pack_mm"));
+  LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, DType::Float32, {x->sizes[0], w->sizes[0]}));
+  return weight_int8pack_mm_out(*x, *w, *s, *out);
+}
+
+Status weight_int4_group_mm_kernel(KernelCall& c) {
+  LATHE_ASSIGN_OR_RETURN(const Tensor* x, c.tensor("self"));
+  LATHE_ASSIGN_OR_RETURN(const Tensor* w, c.tensor("mat2"));
+  LATHE_ASSIGN_OR_RETURN(const Tensor* s, c.tensor("scales"));
+  LATHE_ASSIGN_OR_RETURN(int64_t group_size, c.int_arg("group_size"));
+  LATHE_RETURN_IF_ERROR(check_mm_args(*x, *w, *s, "weight_int4_group_mm"));
+  LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, DType::Float32, {x->sizes[0], w->sizes[0]}));
+  return weight_int4_group_mm_out(*x, *w, *s, group_size, *out);
+}
+
+}  // namespace
+
+void register_quantized_kernels(KernelRegistry& r) {
+  auto q = [&](const char* op, KernelFn fn) { r.set(std::string("quantized_decomposed.") + op, KernelInfo{fn}); };
+  q("quantize_per_tensor.default", quantize_per_tensor_kernel<false>);
+  q("quantize_per_tensor.tensor", quantize_per_tensor_kernel<true>);
+  q("dequantize_per_tensor.default", dequantize_per_tensor_kernel<false>);
+  q("dequantize_per_tensor.tensor", dequantize_per_tensor_kernel<true>);
+  q("quantize_per_channel.default", quantize_per_channel_kernel);
+  q("dequantize_per_channel.default", dequantize_per_channel_kernel);
+  q("dequantize_per_channel_group.default", dequantize_per_channel_group_kernel);
+  register_overloads(r, "_weight_int8pack_mm", {"default"}, weight_int8pack_mm_kernel);
+  r.set("lathe.weight_int4_group_mm.default", KernelInfo{weight_int4_group_mm_kernel});
+}
+
+}  // namespace lathe::kernels
