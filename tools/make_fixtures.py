@@ -2,6 +2,15 @@
 """Generate Lathe's `.pt2` fixtures and their eager reference numbers.
 
     /usr/bin/python3 tools/make_fixtures.py --out fixtures [--only name,...] [--format 2.9|2.8|legacy]
+        [--quantize-weights int8|int4g32]
+
+--quantize-weights SCHEME writes, for each fixture named by --only, the
+weight-only quantized variant <name>_<scheme> (see lathe_fixtures/quant.py):
+every Linear weight becomes int8 per channel (dequantize_per_channel) or
+4-bit groupwise (dequantize_per_channel_group) with symmetric scales from
+the float weights, and the reference outputs are PyTorch's with the
+dequantized weights. The committed variants (quant.COMMITTED) are part of
+the default set.
 
 --format picks the archive generation (default 2.9; a comma-separated list
 writes several from one trace):
@@ -31,8 +40,12 @@ sys.path.insert(0, HERE)
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from lathe_fixtures import archive, check, serialize, trace  # noqa: E402
-from lathe_fixtures.models import FIXTURES, FIXTURES_BY_NAME, Fixture  # noqa: E402
+from lathe_fixtures import archive, check, quant, serialize, trace  # noqa: E402
+from lathe_fixtures.models import FIXTURES as BASE_FIXTURES, FIXTURES_BY_NAME as BASE_BY_NAME, Fixture  # noqa: E402
+
+# The float fixtures, then the committed weight-only quantized variants.
+FIXTURES = list(BASE_FIXTURES) + [quant.quantized_fixture(BASE_BY_NAME[b], s) for b, s in quant.COMMITTED]
+FIXTURES_BY_NAME = {f.name: f for f in FIXTURES}
 
 RTOL = 1e-4
 ATOL = 1e-5
@@ -248,6 +261,13 @@ def main(argv=None) -> int:
         help="archive generation(s) to write: %s, a comma-separated list, or all (default: 2.9; "
         "with --check: every generation present)" % "|".join(serialize.PROFILES),
     )
+    ap.add_argument(
+        "--quantize-weights",
+        default=None,
+        metavar="SCHEME",
+        help="write the weight-only quantized variant <name>_<SCHEME> of each --only fixture: %s "
+        "(int4g<G> for another group size)" % "|".join(quant.SCHEMES),
+    )
     ap.add_argument("--list", action="store_true", help="list the fixtures and exit")
     ap.add_argument("--check", action="store_true", help="only re-check existing archives against their .ref files")
     args = ap.parse_args(argv)
@@ -258,6 +278,20 @@ def main(argv=None) -> int:
         return 0
 
     explicit = [n for n in args.only.split(",") if n]
+    if args.quantize_weights:
+        if not explicit:
+            ap.error("--quantize-weights needs --only (the fixtures whose Linear weights to quantize)")
+        try:
+            quant.parse_scheme(args.quantize_weights)
+        except ValueError as e:
+            ap.error(str(e))
+        for n in explicit:
+            if n in BASE_BY_NAME:
+                fx = quant.quantized_fixture(BASE_BY_NAME[n], args.quantize_weights)
+                FIXTURES_BY_NAME.setdefault(fx.name, fx)
+                if fx.name not in [f.name for f in FIXTURES]:
+                    FIXTURES.append(fx)
+        explicit = [n + "_" + args.quantize_weights if n in BASE_BY_NAME else n for n in explicit]
     names = explicit or [f.name for f in FIXTURES]
     unknown = [n for n in names if n not in FIXTURES_BY_NAME]
     if unknown:
