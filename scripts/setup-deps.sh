@@ -11,6 +11,7 @@ packages=(
   libsimdjson-dev      # JSON reader (graph JSON decode speed)
   libcli11-dev         # command-line parsing for `lathe`
   zlib1g-dev           # CRC-32 for zip entries, inflate for deflated entries
+  libxnnpack-dev libpthreadpool-dev  # XNNPACK backend (src/lathe/backends); xnnpack.h includes pthreadpool.h
   python3-torch python3-torchvision python3-numpy  # fixtures and reference numbers only
   clang libclang-rt-14-dev  # `make fuzz`: clang++ and libFuzzer's runtime (only a recommendation of clang)
 )

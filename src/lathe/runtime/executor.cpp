@@ -27,6 +27,8 @@ struct OutputBinding {
 struct PlannedNode {
   const Node* node = nullptr;
   KernelFn fn = nullptr;
+  OutputAlias alias = OutputAlias::None;
+  std::shared_ptr<DelegateHandle> delegate;  // a lathe.delegate.* node: runs instead of fn
   std::vector<BoundArgument> args;
   std::vector<int32_t> outputs;
   std::vector<int32_t> release;  // slots whose last reader is this node
@@ -181,6 +183,8 @@ struct Executor::Impl : OutputAllocator {
   }
 
   Status plan(const ExportedProgram& ep, const ExecutorOptions& options);
+  Result<std::shared_ptr<DelegateHandle>> init_delegate(const DelegateRuntime& rt, const Node& n,
+                                                        const std::unordered_map<const Value*, int32_t>& slot_of);
   Result<std::vector<EValue>> run(const std::vector<EValue>& args);
   Status write_back(const std::vector<EValue>& args);
 };
@@ -289,16 +293,27 @@ Status Executor::Impl::plan(const ExportedProgram& ep, const ExecutorOptions& op
   for (const Node* n : g.nodes()) {
     PlannedNode p;
     p.node = n;
-    const KernelInfo* k = registry.find(n->target());
-    if (!k) {
-      missing[n->op_name()].push_back(n->name());
+    const std::string_view backend = delegate_backend_name(n->target());
+    const DelegateRuntime* delegate = backend.empty() || !options.delegates ? nullptr : options.delegates->find(backend);
+    const KernelInfo* k = backend.empty() ? registry.find(n->target()) : nullptr;
+    if (!k && !delegate) {
+      missing[backend.empty() ? n->op_name() : n->op_name() + " (backend '" + std::string(backend) + "' not loaded)"]
+          .push_back(n->name());
       continue;
     }
-    p.fn = k->fn;
+    if (k) {
+      p.fn = k->fn;
+      p.alias = k->alias;
+    }
     for (const NamedArgument& na : n->inputs()) {
       auto b = bind_argument(na, slot_of);
       if (!b.ok()) return b.error().context(node_label(*n));
       p.args.push_back(std::move(b).value());
+    }
+    if (delegate) {
+      auto handle = init_delegate(*delegate, *n, slot_of);
+      if (!handle.ok()) return handle.error().context(node_label(*n));
+      p.delegate = std::move(handle).value();
     }
     for (const Value* v : flatten_outputs(*n)) p.outputs.push_back(v ? slot_of.at(v) : -1);
     nodes.push_back(std::move(p));
@@ -345,7 +360,7 @@ Status Executor::Impl::plan(const ExportedProgram& ep, const ExecutorOptions& op
   std::vector<std::vector<int32_t>> roots_of(value_of.size());
   for (int64_t i = 0; i < end; ++i) {
     const PlannedNode& p = nodes[i];
-    const OutputAlias alias = registry.find(p.node->target())->alias;
+    const OutputAlias alias = p.alias;
     std::vector<int32_t> input_roots;
     if (alias != OutputAlias::None) {
       for (const BoundArgument& b : p.args) {
@@ -399,6 +414,34 @@ Status Executor::Impl::plan(const ExportedProgram& ep, const ExecutorOptions& op
   return Status::Ok();
 }
 
+// Prepacking happens here, once per delegate node: the backend gets its
+// payload (a state tensor) and, per operand, the state tensor it is bound to.
+Result<std::shared_ptr<DelegateHandle>> Executor::Impl::init_delegate(
+    const DelegateRuntime& rt, const Node& n, const std::unordered_map<const Value*, int32_t>& slot_of) {
+  auto bound_state = [&](const Value* v) -> const Tensor* {
+    if (!v || !v->is_placeholder()) return nullptr;
+    auto it = slot_of.find(v);
+    if (it == slot_of.end()) return nullptr;
+    for (const InputBinding& in : inputs) {
+      if (in.slot == it->second) return in.spec->kind == InputKind::UserInput ? nullptr : program->state_tensor(*in.spec);
+    }
+    return nullptr;
+  };
+  const Argument* payload_arg = n.input("payload");
+  const Tensor* payload = payload_arg ? bound_state(payload_arg->tensor()) : nullptr;
+  if (!payload || payload->dtype != DType::UInt8 || !payload->is_contiguous() || !payload->check_fits().ok()) {
+    return make_error("delegate node has no 'payload' argument bound to a contiguous uint8 constant of the program");
+  }
+  DelegateInitArgs args{*program, n, std::span<const std::byte>(payload->data(), payload->nbytes()), {}};
+  const Argument* list = n.input("inputs");
+  if (list && !list->is<TensorList>()) return make_error("delegate node's 'inputs' is not a tensor list");
+  if (list) {
+    for (const Value* v : list->as<TensorList>().items) args.operands.push_back(DelegateOperand{v, bound_state(v)});
+  }
+  LATHE_ASSIGN_OR_RETURN(std::unique_ptr<DelegateHandle> h, rt.init(args));
+  return std::shared_ptr<DelegateHandle>(std::move(h));
+}
+
 Result<std::vector<EValue>> Executor::Impl::run(const std::vector<EValue>& args) {
   if (args.size() != user_input_bindings.size()) {
     std::string names;
@@ -421,7 +464,7 @@ Result<std::vector<EValue>> Executor::Impl::run(const std::vector<EValue>& args)
   for (const PlannedNode& p : nodes) {
     current = &p;
     KernelCall call(*p.node, p.args, p.outputs, slots, *this);
-    Status s = p.fn(call);
+    Status s = p.delegate ? p.delegate->execute(call) : p.fn(call);
     if (!s.ok()) return s.error().context(node_label(*p.node));
     for (size_t i = 0; i < p.outputs.size(); ++i) {
       if (p.outputs[i] >= 0 && slots[p.outputs[i]].is_none()) {

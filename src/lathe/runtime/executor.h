@@ -24,6 +24,7 @@
 
 #include "lathe/core/result.h"
 #include "lathe/ir/exported_program.h"
+#include "lathe/runtime/delegate.h"
 #include "lathe/runtime/evalue.h"
 #include "lathe/runtime/kernel_registry.h"
 
@@ -34,6 +35,9 @@ struct ExecutorOptions {
   // Let intermediates share buffers when their lifetimes allow; off, every
   // kernel output gets fresh memory on every call (for isolating planner bugs).
   bool plan_memory = true;
+  // Runs lathe.delegate.<backend> nodes (see delegate.h); nullptr: a
+  // program with delegate nodes fails create(), naming them.
+  const DelegateRegistry* delegates = nullptr;
 };
 
 struct MemoryStats {

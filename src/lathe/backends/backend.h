@@ -1,0 +1,52 @@
+// A backend, as the lowering flow sees it (ARCHITECTURE.md "Backends"):
+//
+//   support(node)        claimed or not, and why — including whether the
+//                        weights it must prepack are compile-time constants
+//   ops_to_keep()        ops that decomposition must leave whole (linear...)
+//   preprocess(subgraph) the claimed nodes -> a payload record (payload.h)
+//   init(payload, operands) -> handle     prepack, in memory the backend owns
+//   handle.execute(call), ~handle         (DelegateRuntime, runtime/delegate.h)
+//
+// The compile-time half lives here; the load/run half is the runtime's
+// DelegateRuntime interface, so the executor runs delegate nodes without
+// depending on any backend.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "lathe/analysis/constness.h"
+#include "lathe/core/result.h"
+#include "lathe/ir/exported_program.h"
+#include "lathe/runtime/delegate.h"
+
+namespace lathe {
+
+struct NodeSupport {
+  bool claimed = false;
+  // Claimed: what it becomes ("fully_connected, weight 'fc.weight' prepacked").
+  // Not claimed: why, as a predicate ("weight 'permute' is computed at run time by 'squeeze_1'").
+  std::string reason;
+  static NodeSupport yes(std::string what) { return {true, std::move(what)}; }
+  static NodeSupport no(std::string why) { return {false, std::move(why)}; }
+};
+
+// What preprocess() lowers: claimed nodes in graph order, every value they
+// read from outside (the delegate node's `inputs`, in order) and every value
+// they define that is used outside (its outputs, in order).
+struct DelegateSubgraph {
+  const ExportedProgram& program;
+  const Constness& constness;
+  std::vector<const Node*> nodes;
+  std::vector<const Value*> inputs;
+  std::vector<const Value*> outputs;
+};
+
+class Backend : public DelegateRuntime {
+ public:
+  virtual NodeSupport support(const Node& node, const Constness& constness) const = 0;
+  virtual std::vector<std::string> ops_to_keep() const = 0;
+  virtual Result<std::vector<std::byte>> preprocess(const DelegateSubgraph& subgraph) const = 0;
+};
+
+}  // namespace lathe

@@ -1,0 +1,54 @@
+#include "lathe/backends/lower.h"
+
+#include "lathe/backends/xnnpack_backend.h"
+#include "lathe/ir/verify.h"
+#include "lathe/passes/addmm_mm_to_linear.h"
+#include "lathe/passes/pass_manager.h"
+#include "lathe/passes/remove_dead_code.h"
+
+namespace lathe {
+
+Result<LowerResult> lower_program(Program& program, const Backend& backend, const std::string& method) {
+  LowerResult result;
+  PassManager pm;
+  pm.add(std::make_unique<AddmmMmToLinear>());
+  pm.add(std::make_unique<RemoveDeadCode>());
+  PassContext ctx;
+  LATHE_RETURN_IF_ERROR(pm.run(program, ctx, method));
+  result.pass_records = ctx.records();
+  for (Method& m : program.methods) {
+    if (!method.empty() && m.name != method) continue;
+    auto report = partition(*m.program, backend);
+    if (!report.ok()) return report.error().context("method '" + m.name + "'");
+    result.methods.push_back(MethodLowering{m.name, std::move(report).value()});
+  }
+  Status ok = verify(program);
+  if (!ok.ok()) return ok.error().context("the lowered program does not verify");
+  return result;
+}
+
+std::string explain_lowering(const MethodLowering& m) {
+  std::string s;
+  for (const NodeDecision& d : m.report.decisions) {
+    s += m.method + ": " + d.op + " '" + d.node + "' ";
+    if (d.claimed) s += "claimed (delegate " + std::to_string(d.delegate) + "): " + d.reason + "\n";
+    else s += "not claimed: " + d.reason + "\n";
+  }
+  return s;
+}
+
+const DelegateRegistry& builtin_delegates() {
+  static const DelegateRegistry registry = [] {
+    DelegateRegistry r;
+    r.add(&xnnpack_backend());
+    return r;
+  }();
+  return registry;
+}
+
+const Backend* find_backend(const std::string& name) {
+  if (name == "xnnpack") return &xnnpack_backend();
+  return nullptr;
+}
+
+}  // namespace lathe

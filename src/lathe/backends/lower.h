@@ -1,0 +1,43 @@
+// Lowering a program to a backend, method by method:
+//
+//   addmm_mm_to_linear, remove_dead_code   (addmm(b, x, t(w)) -> linear(x, w, b):
+//                                           the form backends prepack, §2)
+//   partition(backend)                     claimed groups -> delegate-call nodes
+//   verify
+//
+// The result is an ordinary Program: write it with write_pt2, run it with an
+// Executor given a DelegateRegistry that has the backend.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "lathe/backends/backend.h"
+#include "lathe/backends/partitioner.h"
+#include "lathe/ir/program.h"
+#include "lathe/passes/pass.h"
+
+namespace lathe {
+
+struct MethodLowering {
+  std::string method;
+  PartitionReport report;
+};
+
+struct LowerResult {
+  std::vector<MethodLowering> methods;
+  std::vector<ExplainRecord> pass_records;  // what the pre-passes rewrote or kept, and why
+};
+
+// Every method, or only `method` when not empty.
+Result<LowerResult> lower_program(Program& program, const Backend& backend, const std::string& method = "");
+
+// One line per node: "claimed (delegate 0): fully_connected, ..." or "not claimed: <why>".
+std::string explain_lowering(const MethodLowering& m);
+
+// A registry with every backend Lathe ships (today: xnnpack).
+const DelegateRegistry& builtin_delegates();
+// By name ("xnnpack"); nullptr if unknown.
+const Backend* find_backend(const std::string& name);
+
+}  // namespace lathe

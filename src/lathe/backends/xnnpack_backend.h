@@ -1,0 +1,46 @@
+// The XNNPACK backend (Debian's libxnnpack, February 2022 API).
+//
+// Claims float32 nodes with concrete shapes:
+//   linear, mm / addmm with a constant mat2     -> fully_connected (prepacked; mm/addmm
+//                                                  with XNN_FLAG_TRANSPOSE_WEIGHTS)
+//   convolution (2-D, not transposed)           -> convolution2d_nhwc (prepacked), with a
+//     + a following eval native_batch_norm         batch norm folded into its weights
+//   a relu / hardtanh / clamp after one of those -> fused as the op's output min/max
+//   add.Tensor, mul.Tensor (tensor operands)    -> add_nd / multiply_nd
+//   relu, clamp, hardtanh, hardswish, sigmoid   -> clamp / hardswish / sigmoid
+//   hardsigmoid                                 -> a loop of our own (not in this XNNPACK)
+//   max_pool2d_with_indices (indices unused),   -> max_pooling2d / average_pooling2d
+//     avg_pool2d (no padding), mean over H,W       global_average_pooling
+//   _softmax / softmax over the last dim        -> softmax
+// Inside a delegate, 4-D activations stay NHWC between convolutions and
+// pools; layout changes are explicit ops, and outputs leave as NCHW.
+//
+// A linear / mm / addmm / convolution / batch norm whose weight, bias or
+// statistics are not compile-time constants (Constness) is never claimed.
+// init() re-checks, because a payload may be hand-made: a runtime operand
+// in a weight position fails with the node, the operand and its producer.
+#pragma once
+
+#include "lathe/backends/backend.h"
+
+namespace lathe {
+
+class XnnpackBackend : public Backend {
+ public:
+  std::string_view name() const override { return "xnnpack"; }
+  NodeSupport support(const Node& node, const Constness& constness) const override;
+  std::vector<std::string> ops_to_keep() const override;
+  Result<std::vector<std::byte>> preprocess(const DelegateSubgraph& subgraph) const override;
+  Result<std::unique_ptr<DelegateHandle>> init(const DelegateInitArgs& args) const override;
+};
+
+// The one backend instance (stateless; safe to share).
+const XnnpackBackend& xnnpack_backend();
+
+// One pthreadpool for every XNNPACK delegate in the process, sized here
+// (n >= 1) before the first delegate runs, or later (the pool is remade).
+// Default: every core.
+void set_xnnpack_threads(int n);
+int xnnpack_threads();
+
+}  // namespace lathe

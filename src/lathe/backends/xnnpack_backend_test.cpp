@@ -1,0 +1,357 @@
+// XNNPACK backend: every fixture lowered, written, read back and run
+// against PyTorch's stored outputs and the portable run; refusals (_NEG)
+// for weights that are not compile-time constants; a hand-made payload
+// that hands init() a runtime weight; malformed payload records.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include "lathe/analysis/constness.h"
+#include "lathe/backends/lower.h"
+#include "lathe/backends/payload.h"
+#include "lathe/backends/xnnpack_backend.h"
+#include "lathe/ir/graph_builder.h"
+#include "lathe/ir/rewriter.h"
+#include "lathe/ir/verify.h"
+#include "lathe/runtime/compare.h"
+#include "lathe/runtime/executor.h"
+#include "lathe/runtime/reference.h"
+#include "lathe/serde/pt2.h"
+#include "support/testing.h"
+
+namespace lathe {
+namespace {
+
+namespace fs = std::filesystem;
+
+// XNNPACK's kernels sum in another order than MKL and the portable GEMM,
+// and its sigmoid/hardswish are polynomial approximations: 1e-4 of each
+// output's scale (compare.h) covers every fixture; most are ~1e-6.
+constexpr double kRtol = 1e-4;
+
+std::map<std::string, int64_t> op_counts(const Graph& g) {
+  std::map<std::string, int64_t> ops;
+  for (const Node* n : g.nodes()) ops[n->op_name()]++;
+  return ops;
+}
+
+ExecutorOptions with_delegates() {
+  ExecutorOptions o;
+  o.delegates = &builtin_delegates();
+  return o;
+}
+
+std::vector<std::string> fixtures() {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(testing::source_path("fixtures"))) {
+    if (e.path().extension() == ".pt2") out.push_back(e.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(XnnpackFixtures, EveryFixtureLoweredWrittenReadMatchesPyTorchAndPortable) {
+  set_xnnpack_threads(2);
+  const std::string dir = testing::temp_dir();
+  int delegated = 0;
+  for (const std::string& path : fixtures()) {
+    const std::string stem = fs::path(path).stem().string();
+    SCOPED_TRACE(stem);
+    auto original = read_pt2(path);
+    ASSERT_TRUE(original.ok()) << original.error().message();
+    auto program = read_pt2(path);
+    ASSERT_TRUE(program.ok());
+    auto lowered = lower_program(*program, xnnpack_backend());
+    ASSERT_TRUE(lowered.ok()) << lowered.error().message();
+    const std::string out_path = dir + "/" + stem + ".xnnpack.pt2";
+    Status w = write_pt2(*program, out_path);
+    ASSERT_TRUE(w.ok()) << w.error().message();
+    auto back = read_pt2(out_path);
+    ASSERT_TRUE(back.ok()) << back.error().message();
+    for (const Method& m : back->methods) {
+      SCOPED_TRACE(m.name);
+      for (const Node* n : m.program->graph().nodes()) delegated += n->op_name().starts_with("lathe.delegate.") ? 1 : 0;
+      auto calls = load_reference_calls(reference_dir(path, m.name));
+      ASSERT_TRUE(calls.ok()) << calls.error().message();
+      auto ex = Executor::create(*m.program, with_delegates());
+      ASSERT_TRUE(ex.ok()) << ex.error().message();
+      auto portable = Executor::create(*original->find_method(m.name)->program);
+      ASSERT_TRUE(portable.ok());
+      for (size_t k = 0; k < calls->size(); ++k) {
+        auto got = (*ex)->run((*calls)[k].inputs);
+        ASSERT_TRUE(got.ok()) << got.error().message();
+        auto want = (*portable)->run((*calls)[k].inputs);
+        ASSERT_TRUE(want.ok());
+        ASSERT_EQ(got->size(), (*calls)[k].outputs.size());
+        for (size_t i = 0; i < got->size(); ++i) {
+          TensorDiff d = compare_tensors((*got)[i], (*calls)[k].outputs[i], Tolerance{kRtol, 0});
+          TensorDiff p = compare_tensors((*got)[i], (*want)[i], Tolerance{kRtol, 0});
+          std::printf("  %-32s %-7s call %zu output %zu: vs PyTorch %s; vs portable %s\n", stem.c_str(), m.name.c_str(), k, i,
+                      d.describe().c_str(), p.describe().c_str());
+          EXPECT_TRUE(d.ok) << "vs PyTorch: " << d.describe();
+          EXPECT_TRUE(p.ok) << "vs portable: " << p.describe();
+        }
+      }
+    }
+  }
+  EXPECT_GT(delegated, 8);
+}
+
+TEST(XnnpackFixtures, TtsKeepsRuntimeMmOnPortableAndDelegatesBothLinears) {
+  auto program = read_pt2(testing::source_path("fixtures/tts_duration_predictor.pt2"));
+  ASSERT_TRUE(program.ok());
+  auto lowered = lower_program(*program, xnnpack_backend());
+  ASSERT_TRUE(lowered.ok()) << lowered.error().message();
+  const auto ops = op_counts(program->methods[0].program->graph());
+  EXPECT_EQ(ops.count("aten.mm.default") ? ops.at("aten.mm.default") : 0, 1);
+  EXPECT_EQ(ops.count("aten.linear.default"), 0u);
+  EXPECT_EQ(ops.count("aten.addmm.default"), 0u);
+  const MethodLowering& m = lowered->methods[0];
+  int linears = 0;
+  for (const NodeDecision& d : m.report.decisions) {
+    if (d.op == "aten.linear.default") {
+      ++linears;
+      EXPECT_TRUE(d.claimed) << d.node << ": " << d.reason;
+    }
+    if (d.op == "aten.mm.default") {
+      EXPECT_FALSE(d.claimed);
+      EXPECT_NE(d.reason.find("computed at run time"), std::string::npos) << d.reason;
+    }
+  }
+  EXPECT_EQ(linears, 2);
+  // The payload refers to the weights; they are stored once, in the state.
+  EXPECT_EQ(program->methods[0].program->parameters.size(), 4u);
+}
+
+TEST(XnnpackFixtures, ConvnetBatchNormsFoldIntoConvolutions) {
+  auto program = read_pt2(testing::source_path("fixtures/convnet.pt2"));
+  ASSERT_TRUE(program.ok());
+  auto lowered = lower_program(*program, xnnpack_backend());
+  ASSERT_TRUE(lowered.ok()) << lowered.error().message();
+  const auto ops = op_counts(program->methods[0].program->graph());
+  EXPECT_EQ(ops.count("aten.convolution.default"), 0u);
+  EXPECT_EQ(ops.count("aten.native_batch_norm.default"), 0u);
+  // The convolutional trunk is one delegate, the classifier after the
+  // (unclaimed) flattening view another.
+  EXPECT_EQ(ops.at("lathe.delegate.xnnpack"), 2);
+  EXPECT_EQ(ops.at("aten.view.default"), 1);
+}
+
+// ---- refusals ----------------------------------------------------------------------------
+
+struct Linear {
+  ExportedProgram ep;
+  Node* linear = nullptr;
+};
+
+NodeSupport support_of(const ExportedProgram& ep, const Node* n) {
+  Constness c(ep);
+  return xnnpack_backend().support(*n, c);
+}
+
+int delegates_after_partition(ExportedProgram& ep) {
+  auto r = partition(ep, xnnpack_backend());
+  EXPECT_TRUE(r.ok()) << r.error().message();
+  EXPECT_TRUE(verify(ep, "model").ok());
+  return r.ok() ? r->delegates : -1;
+}
+
+TEST(XnnpackRefusal, UserInputWeight_NEG) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* w = b.user_input("w", {4, 3});
+  Value* x = b.user_input("x", {2, 3});
+  Value* y = b.call("aten.linear.default", {{"input", x}, {"weight", w}}, {2, 4});
+  b.user_output(y);
+  NodeSupport s = support_of(ep, b.last_node());
+  EXPECT_FALSE(s.claimed);
+  EXPECT_NE(s.reason.find("weight 'w' is user input 'w'"), std::string::npos) << s.reason;
+  EXPECT_EQ(delegates_after_partition(ep), 0);
+}
+
+TEST(XnnpackRefusal, ComputedWeight_NEG) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* p = b.parameter("fc.weight", {4, 3});
+  Value* x = b.user_input("x", {2, 3});
+  Value* w = b.call("aten.tanh.default", {{"self", p}}, {4, 3}, DType::Float32, "squashed");
+  Value* y = b.call("aten.linear.default", {{"input", x}, {"weight", w}}, {2, 4});
+  b.user_output(y);
+  NodeSupport s = support_of(ep, b.last_node());
+  EXPECT_FALSE(s.claimed);
+  EXPECT_NE(s.reason.find("computed at run time by 'squashed'"), std::string::npos) << s.reason;
+  EXPECT_EQ(delegates_after_partition(ep), 0);
+}
+
+TEST(XnnpackRefusal, MutatedBufferWeight_NEG) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* buf = b.buffer("w", {4, 3});
+  Value* x = b.user_input("x", {2, 3});
+  Value* y = b.call("aten.linear.default", {{"input", x}, {"weight", buf}}, {2, 4});
+  Node* linear = b.last_node();
+  Value* upd = b.call("aten.mul.Tensor", {{"self", buf}, {"other", buf}}, {4, 3});
+  b.buffer_mutation(upd, "w");
+  b.user_output(y);
+  NodeSupport s = support_of(ep, linear);
+  EXPECT_FALSE(s.claimed);
+  EXPECT_NE(s.reason.find("mutable buffer"), std::string::npos) << s.reason;
+  // The mul is claimed (elementwise), the linear is not.
+  auto r = partition(ep, xnnpack_backend());
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  for (const NodeDecision& d : r->decisions) {
+    if (d.op == "aten.linear.default") EXPECT_FALSE(d.claimed);
+  }
+  EXPECT_TRUE(verify(ep, "model").ok());
+}
+
+TEST(XnnpackRefusal, NonConstantBias_NEG) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* w = b.parameter("fc.weight", {4, 3});
+  Value* bias = b.user_input("bias", {4});
+  Value* x = b.user_input("x", {2, 3});
+  Value* y = b.call("aten.linear.default", {{"input", x}, {"weight", w}, {"bias", bias}}, {2, 4});
+  b.user_output(y);
+  NodeSupport s = support_of(ep, b.last_node());
+  EXPECT_FALSE(s.claimed);
+  EXPECT_NE(s.reason.find("bias 'bias' is user input 'bias'"), std::string::npos) << s.reason;
+  EXPECT_EQ(delegates_after_partition(ep), 0);
+}
+
+TEST(XnnpackRefusal, MmAgainstRuntimeMatrix_NEG) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* x = b.user_input("x", {2, 3});
+  Value* m = b.user_input("m", {3, 4});
+  Value* y = b.call("aten.mm.default", {{"self", x}, {"mat2", m}}, {2, 4});
+  b.user_output(y);
+  EXPECT_FALSE(support_of(ep, b.last_node()).claimed);
+  EXPECT_EQ(delegates_after_partition(ep), 0);
+}
+
+TEST(XnnpackClaim, LinearReluFusesAndMatchesPortable) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* w = b.parameter("fc.weight", {5, 3});
+  Value* bias = b.parameter("fc.bias", {5});
+  Value* x = b.user_input("x", {2, 3});
+  Value* y = b.call("aten.linear.default", {{"input", x}, {"weight", w}, {"bias", bias}}, {2, 5});
+  Value* r = b.call("aten.hardtanh.default", {{"self", y}, {"min_val", 0.0}, {"max_val", 0.5}}, {2, 5});
+  b.user_output(r);
+  ExportedProgram before;
+  {
+    GraphBuilder c(before);
+    Value* w2 = c.parameter("fc.weight", {5, 3});
+    Value* b2 = c.parameter("fc.bias", {5});
+    Value* x2 = c.user_input("x", {2, 3});
+    Value* y2 = c.call("aten.linear.default", {{"input", x2}, {"weight", w2}, {"bias", b2}}, {2, 5});
+    c.user_output(c.call("aten.hardtanh.default", {{"self", y2}, {"min_val", 0.0}, {"max_val", 0.5}}, {2, 5}));
+  }
+  auto rep = partition(ep, xnnpack_backend());
+  ASSERT_TRUE(rep.ok()) << rep.error().message();
+  EXPECT_EQ(rep->delegates, 1);
+  EXPECT_EQ(rep->claimed_nodes, 2);
+  EXPECT_NE(rep->decisions[1].reason.find("fused"), std::string::npos) << rep->decisions[1].reason;
+  ASSERT_TRUE(verify(ep, "model").ok());
+  EXPECT_EQ(ep.graph().node_count(), 1u);
+  Tensor in = Tensor::empty(DType::Float32, {2, 3});
+  auto* p = reinterpret_cast<float*>(in.storage->mutable_data());
+  for (int i = 0; i < 6; ++i) p[i] = static_cast<float>(i) * 0.7f - 2.0f;
+  auto a = Executor::create(ep, with_delegates());
+  ASSERT_TRUE(a.ok()) << a.error().message();
+  auto e = Executor::create(before);
+  ASSERT_TRUE(e.ok());
+  auto got = (*a)->run(std::vector<Tensor>{in});
+  auto want = (*e)->run(std::vector<Tensor>{in});
+  ASSERT_TRUE(got.ok() && want.ok());
+  TensorDiff d = compare_tensors((*got)[0], (*want)[0], Tolerance{1e-5, 1e-6});
+  EXPECT_TRUE(d.ok) << d.describe();
+}
+
+TEST(XnnpackRefusal, ExecutorWithoutTheBackendNamesTheDelegateNode_NEG) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* w = b.parameter("fc.weight", {4, 3});
+  Value* x = b.user_input("x", {2, 3});
+  b.user_output(b.call("aten.linear.default", {{"input", x}, {"weight", w}}, {2, 4}));
+  ASSERT_EQ(delegates_after_partition(ep), 1);
+  auto ex = Executor::create(ep);
+  ASSERT_FALSE(ex.ok());
+  EXPECT_NE(ex.error().message().find("backend 'xnnpack' not loaded"), std::string::npos) << ex.error().message();
+}
+
+// A payload made by hand (not by the partitioner) that puts a runtime
+// value where XNNPACK needs a prepackable weight: init() must refuse and
+// name the node, the operand and the node that computes it (linear-rewrite.md §6).
+TEST(XnnpackRefusal, HandMadePayloadWithRuntimeWeightFailsInitNamingIt_NEG) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* x = b.user_input("x", {2, 3});
+  Value* m = b.user_input("m", {3, 4});
+  Value* w = b.call("aten.relu.default", {{"self", m}}, {3, 4}, DType::Float32, "computed_w");
+  Value* y = b.call("aten.mm.default", {{"self", x}, {"mat2", w}}, {2, 4});
+  b.user_output(y);
+  Node* mm = b.last_node();
+
+  DelegatePayload p;
+  p.backend = "xnnpack";
+  uint32_t xi = p.add_value({2, 3}, 0), wi = p.add_value({3, 4}, 1), yi = p.add_value({2, 4});
+  p.ops.push_back(PayloadOp{"fully_connected", "mm", {{xi, "input"}, {wi, "weight"}}, {yi}, {2, 3, 4, 1}, {-INFINITY, INFINITY}});
+  p.outputs = {yi};
+  std::vector<std::byte> bytes = encode_payload(p);
+
+  Rewriter rw(ep);
+  Tensor record = Tensor::empty(DType::UInt8, {static_cast<int64_t>(bytes.size())});
+  std::copy(bytes.begin(), bytes.end(), record.storage->mutable_data());
+  auto pv = rw.add_constant("hand_made_payload", record);
+  ASSERT_TRUE(pv.ok()) << pv.error().message();
+  TensorMeta pm;
+  pm.dtype = DType::UInt8;
+  pm.sizes = {SymDim(static_cast<int64_t>(bytes.size()))};
+  (*pv)->set_meta(pm);
+  auto node = rw.create_node("lathe.delegate.xnnpack",
+                             {NamedArgument{"payload", TensorRef{*pv}, ArgKind::Positional},
+                              NamedArgument{"inputs", TensorList{{x, w}}, ArgKind::Positional}},
+                             {NewOutput{ValueKind::Tensor, "delegated", y->meta()}}, mm);
+  ASSERT_TRUE(node.ok()) << node.error().message();
+  ASSERT_TRUE(rw.replace_all_uses(y, (*node)->output()).ok());
+  ASSERT_TRUE(rw.erase_node(mm).ok());
+  ASSERT_TRUE(verify(ep, "model").ok());
+
+  auto ex = Executor::create(ep, with_delegates());
+  ASSERT_FALSE(ex.ok());
+  const std::string msg = ex.error().message();
+  EXPECT_NE(msg.find("fully_connected 'mm'"), std::string::npos) << msg;             // the node
+  EXPECT_NE(msg.find("operand 'weight' is 'computed_w'"), std::string::npos) << msg;  // the operand
+  EXPECT_NE(msg.find("by node 'computed_w' (aten.relu.default)"), std::string::npos) << msg;  // its producer
+  EXPECT_EQ(msg.find("Aborted"), std::string::npos);
+}
+
+TEST(XnnpackPayload, RoundTripsAndRejectsTruncatedOrHostileRecords_NEG) {
+  DelegatePayload p;
+  p.backend = "xnnpack";
+  uint32_t a = p.add_value({2, 3}, 0), c = p.add_value({2, 3});
+  p.ops.push_back(PayloadOp{"clamp", "relu", {{a, "self"}}, {c}, {6}, {0.0, INFINITY}});
+  p.outputs = {c};
+  std::vector<std::byte> bytes = encode_payload(p);
+  auto back = decode_payload(bytes);
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(encode_payload(*back), bytes);
+  for (size_t cut : {size_t{0}, size_t{7}, size_t{12}, bytes.size() - 1}) {
+    auto t = decode_payload(std::span<const std::byte>(bytes.data(), cut));
+    EXPECT_FALSE(t.ok()) << "cut at " << cut;
+  }
+  DelegatePayload bad = p;
+  bad.ops[0].inputs[0].value = 99;
+  EXPECT_FALSE(decode_payload(encode_payload(bad)).ok());
+  bad = p;
+  bad.ops[0].outputs[0] = a;  // writes a delegate input
+  EXPECT_FALSE(decode_payload(encode_payload(bad)).ok());
+}
+
+}  // namespace
+}  // namespace lathe
