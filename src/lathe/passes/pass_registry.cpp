@@ -1,8 +1,12 @@
 #include "lathe/passes/pass_registry.h"
 
 #include "lathe/passes/addmm_mm_to_linear.h"
+#include "lathe/passes/common_subexpression_elimination.h"
+#include "lathe/passes/constant_propagation.h"
+#include "lathe/passes/decompose.h"
 #include "lathe/passes/pass_manager.h"
 #include "lathe/passes/remove_dead_code.h"
+#include "lathe/passes/remove_redundant_views.h"
 
 namespace lathe {
 
@@ -50,6 +54,10 @@ const PassRegistry& builtin_passes() {
     PassRegistry r;
     (void)r.add([] { return std::make_unique<AddmmMmToLinear>(); });
     (void)r.add([] { return std::make_unique<RemoveDeadCode>(); });
+    (void)r.add([] { return std::make_unique<Decompose>(); });
+    (void)r.add([] { return std::make_unique<ConstantPropagation>(); });
+    (void)r.add([] { return std::make_unique<RemoveRedundantViews>(); });
+    (void)r.add([] { return std::make_unique<CommonSubexpressionElimination>(); });
     return r;
   }();
   return registry;

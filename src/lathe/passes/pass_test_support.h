@@ -1,0 +1,51 @@
+// Helpers for the passes' unit tests (header only; not part of the library).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lathe/ir/graph_builder.h"
+#include "lathe/passes/pass_manager.h"
+
+namespace lathe::testing {
+
+struct PassRun {
+  bool ok = false;
+  bool changed = false;
+  std::string error;
+  std::vector<std::string> kept;       // explain lines of refused candidates
+  std::vector<std::string> rewritten;  // explain lines of rewrites
+};
+
+// Runs `passes` in order with verify after every pass (as tests always do).
+inline PassRun run_passes(ExportedProgram& ep, std::vector<std::unique_ptr<Pass>> passes) {
+  PassManager pm(PassManagerOptions{.verify_each = true});
+  for (auto& p : passes) pm.add(std::move(p));
+  PassContext ctx;
+  Result<bool> r = pm.run(ep, "forward", ctx);
+  PassRun out;
+  out.ok = r.ok();
+  out.changed = r.ok() && *r;
+  if (!r.ok()) out.error = r.error().message();
+  for (const auto& rec : ctx.records()) (rec.rewritten ? out.rewritten : out.kept).push_back(rec.message);
+  return out;
+}
+
+inline PassRun run_pass(ExportedProgram& ep, std::unique_ptr<Pass> pass) {
+  std::vector<std::unique_ptr<Pass>> v;
+  v.push_back(std::move(pass));
+  return run_passes(ep, std::move(v));
+}
+
+// Op histogram by base name ("addmm": 2).
+inline std::map<std::string, int> op_histogram(const Graph& g) {
+  std::map<std::string, int> ops;
+  for (const Node* n : g.nodes()) ops[GraphBuilder::op_base_name(n->target())]++;
+  return ops;
+}
+
+}  // namespace lathe::testing
