@@ -4,6 +4,7 @@
 #include "lathe/passes/common_subexpression_elimination.h"
 #include "lathe/passes/constant_propagation.h"
 #include "lathe/passes/decompose.h"
+#include "lathe/passes/fuse_weight_only_quantized_linear.h"
 #include "lathe/passes/pass_manager.h"
 #include "lathe/passes/remove_dead_code.h"
 #include "lathe/passes/remove_redundant_views.h"
@@ -58,6 +59,7 @@ const PassRegistry& builtin_passes() {
     (void)r.add([] { return std::make_unique<ConstantPropagation>(); });
     (void)r.add([] { return std::make_unique<RemoveRedundantViews>(); });
     (void)r.add([] { return std::make_unique<CommonSubexpressionElimination>(); });
+    (void)r.add([] { return std::make_unique<FuseWeightOnlyQuantizedLinear>(); });
     return r;
   }();
   return registry;

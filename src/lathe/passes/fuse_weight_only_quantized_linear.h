@@ -1,0 +1,37 @@
+// fuse_weight_only_quantized_linear: a linear whose weight is a dequantized
+// constant becomes a weight-only quantized matmul that reads the quantized
+// weight directly (linear-rewrite.md §5):
+//
+//   linear(x, dequantize_per_channel(q int8, scales, zeros == 0, axis 0, -128, 127, int8)[, b])
+//     -> _weight_int8pack_mm(x, q, scales)                    [+ add(., b)]
+//   linear(x, dequantize_per_channel_group(q int8, scales, zeros == 0, -8, 7, int8, g, float32)[, b])
+//     -> lathe.weight_int4_group_mm(x, q, scales, g)          [+ add(., b)]
+//
+// It runs after addmm_mm_to_linear (which accepts dequantized constant
+// weights precisely so that this fusion can see a linear). See the .cpp for
+// every condition; each refusal leaves an explain record saying why.
+#pragma once
+
+#include <string_view>
+
+#include "lathe/passes/pass.h"
+
+namespace lathe {
+
+class FuseWeightOnlyQuantizedLinear : public Pass {
+ public:
+  static constexpr std::string_view kName = "fuse_weight_only_quantized_linear";
+  static constexpr std::string_view kInt8Mm = "torch.ops.aten._weight_int8pack_mm.default";
+  // Lathe's groupwise op: (Tensor self, Tensor mat2, Tensor scales, int group_size) -> Tensor,
+  // see runtime/kernels/quantized.h.
+  static constexpr std::string_view kInt4GroupMm = "torch.ops.lathe.weight_int4_group_mm.default";
+
+  std::string_view name() const override { return kName; }
+  std::string_view description() const override {
+    return "linear(x, dequantize(int8/int4 constant weight)) -> _weight_int8pack_mm / lathe.weight_int4_group_mm "
+           "(symmetric weights only)";
+  }
+  Result<bool> run(ExportedProgram& program, PassContext& ctx) override;
+};
+
+}  // namespace lathe
