@@ -64,3 +64,10 @@ if fx=$(${PYTHON:-/usr/bin/python3} tools/bench_fx_rewrite.py --layers "$fx_laye
 else
   echo "(torch.fx unavailable: $(tail -1 "$work/fx.err"))"
 fi
+
+# --- weight-only quantized linear (issue 8): int8 / int4 groupwise vs fp32 ---
+# The portable kernels fuse_weight_only_quantized_linear targets, against the
+# fp32 linear kernel, on the same shapes (bench/lathe_bench_quantized_linear.cpp).
+echo
+echo "== quantized linear: _weight_int8pack_mm / lathe.weight_int4_group_mm vs fp32 linear (portable) =="
+"$build/lathe_bench_quantized_linear" --threads "${LATHE_BENCH_THREADS:-1}" --repeat "${LATHE_BENCH_QREPEAT:-50}"
