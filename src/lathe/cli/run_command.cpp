@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <iostream>
 
+#include "lathe/backends/lower.h"
+#include "lathe/backends/xnnpack_backend.h"
 #include "lathe/cli/commands.h"
 #include "lathe/runtime/compare.h"
 #include "lathe/runtime/default_inputs.h"
@@ -64,7 +66,20 @@ int run_run(const RunOptions& o, std::ostream& out, std::ostream& err) {
     for (const auto& m : program->methods) names += (names.empty() ? "" : ", ") + m.name;
     return fail(o.path + " has methods " + names + "; pick one with --method");
   }
-  auto executor = Executor::create(*method->program);
+  // Delegate nodes (a lowered archive, or --backend) run on the built-in
+  // backends; XNNPACK's one thread pool is sized by --threads, else every core.
+  if (o.threads_given) set_xnnpack_threads(std::max(1, o.threads));
+  if (!o.backend.empty()) {
+    const Backend* backend = find_backend(o.backend);
+    if (!backend) return fail("unknown backend '" + o.backend + "'");
+    auto lowered = lower_program(*program, *backend, method->name);
+    if (!lowered.ok()) return fail(method->name + ": lowering to " + o.backend + ": " + lowered.error().message());
+    err << "lowered to " << o.backend << ": " << lowered->methods[0].report.delegates << " delegate(s) holding "
+        << lowered->methods[0].report.claimed_nodes << " node(s)\n";
+  }
+  ExecutorOptions exec_options;
+  exec_options.delegates = &builtin_delegates();
+  auto executor = Executor::create(*method->program, exec_options);
   if (!executor.ok()) return fail(method->name + ": " + executor.error().message());
   Executor& ex = **executor;
 
@@ -172,10 +187,14 @@ Command add_run_command(CLI::App& app) {
   cmd->add_option("--out", o->out_dir, "Write user outputs as DIR/output_<i>.npy");
   cmd->add_flag("--check", o->check, "Compare with the fixture's reference outputs (every reference call, in order)");
   cmd->add_option("--repeat", o->repeat, "Time N more runs; print median and p90 latency")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--threads", o->threads, "Intra-op threads (default 1)")->check(CLI::PositiveNumber);
+  cmd->add_option("--threads", o->threads, "Intra-op threads (default 1; XNNPACK delegates: every core)")->check(CLI::PositiveNumber);
+  cmd->add_option("--backend", o->backend, "Lower to this backend in memory first (xnnpack)");
   cmd->add_option("--rtol", o->rtol, "--check: tolerance relative to the output's max |ref| (default 1e-5)");
   cmd->add_option("--atol", o->atol, "--check: absolute tolerance (default 0)");
-  return Command{cmd, [o] { return run_run(*o, std::cout, std::cerr); }};
+  return Command{cmd, [o, cmd] {
+                   o->threads_given = cmd->count("--threads") > 0;
+                   return run_run(*o, std::cout, std::cerr);
+                 }};
 }
 
 }  // namespace lathe::cli

@@ -1,5 +1,5 @@
 // `lathe run FILE.pt2 [--method M] [--inputs a.npy,b.npy] [--out DIR]
-//                     [--check] [--repeat N] [--threads N] [--rtol X] [--atol X]`
+//                     [--check] [--repeat N] [--threads N] [--rtol X] [--atol X] [--backend xnnpack]`
 //
 // Runs one method on the portable runtime. Inputs default to the fixture's
 // reference inputs (<stem>.ref/<method>/call_0/input_*.npy beside the
@@ -22,6 +22,8 @@ struct RunOptions {
   bool check = false;
   int repeat = 0;
   int threads = 1;
+  bool threads_given = true;  // false: --threads absent (XNNPACK then uses every core)
+  std::string backend;        // --backend: lower to it in memory first ("xnnpack")
   double rtol = 1e-5;
   double atol = 0.0;
 };
