@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "cli/cli_support.h"
+#include "lathe/serde/pt2.h"
 #include "support/testing.h"
 
 namespace lathe::testing {
@@ -60,10 +61,34 @@ TEST(RunCommand, WritesOutputsAsNpyAndReadsInputsFromNpy) {
   EXPECT_NE(dec.out.find("output 0 'sigmoid': float32 [2, 16]"), std::string::npos) << dec.out;
 }
 
+// Without reference files beside it, an archive runs on its own sample
+// inputs (data/sample_inputs/<method>.pt): the copy of mlp.pt2 must give
+// the output PyTorch gave for those inputs (the fixture's reference call 0
+// was made with the same example inputs the archive stores).
+TEST(RunCommand, FallsBackToTheArchivesSampleInputs) {
+  const Lathe lathe;
+  const std::string& dir = lathe.dir;
+  fs::copy_file(source_path("fixtures/mlp.pt2"), dir + "/copy.pt2");
+  CommandResult r = lathe("run '" + dir + "/copy.pt2' --out '" + dir + "/out'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("inputs: the archive's sample inputs"), std::string::npos) << r.err;
+  CommandResult ref = lathe("run " + fixture("mlp.pt2") + " --out '" + dir + "/ref'");
+  ASSERT_EQ(ref.exit_code, 0) << ref.err;
+  EXPECT_NE(ref.err.find("inputs: reference inputs at"), std::string::npos) << ref.err;
+  EXPECT_EQ(testing::read_text(dir + "/out/output_0.npy"), testing::read_text(dir + "/ref/output_0.npy"));
+  CommandResult c = lathe("run '" + dir + "/copy.pt2' --check");
+  EXPECT_EQ(c.exit_code, 1);
+  EXPECT_NE(c.err.find("--check compares with reference outputs, and there are none"), std::string::npos) << c.err;
+}
+
 TEST(RunCommand, ExplainsMissingInputsAndMethods) {
   const Lathe lathe;
   const std::string& dir = lathe.dir;
-  fs::copy_file(source_path("fixtures/mlp.pt2"), dir + "/lonely.pt2");
+  // The archive without its sample inputs, and no reference files beside it.
+  auto program = read_pt2(source_path("fixtures/mlp.pt2"));
+  ASSERT_TRUE(program.ok());
+  for (Method& m : program->methods) m.sample_inputs.clear();
+  ASSERT_TRUE(write_pt2(*program, dir + "/lonely.pt2").ok());
   CommandResult r = lathe("run '" + dir + "/lonely.pt2'");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("no inputs: pass --inputs a.npy[,b.npy...] for 1 user input(s) (x float32 [1, 64])"),
