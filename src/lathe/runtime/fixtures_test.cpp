@@ -16,6 +16,7 @@
 #include "lathe/runtime/compare.h"
 #include "lathe/runtime/executor.h"
 #include "lathe/runtime/kernels/util.h"
+#include "lathe/runtime/npy.h"
 #include "lathe/runtime/reference.h"
 #include "lathe/serde/pt2.h"
 #include "support/testing.h"
@@ -67,6 +68,48 @@ TEST(Fixtures, EveryMethodMatchesPyTorchCallByCall) {
       }
     }
   }
+}
+
+// The real PyTorch 2.2 archive (../shared/external/pt2): two calls in
+// training mode, so its two batch norms update their running statistics and
+// counters. Reference: tools/make_external_reference.py, which evaluates the
+// archive's graph with torch 1.13's ATen ops on the archive's state dict.
+TEST(Fixtures, PyTorch22ArchiveRunsAndUpdatesBatchNormStatistics) {
+  const std::string path = testing::shared_path("external/pt2/hades_pid_exported_program.pt2");
+  const std::string ref = testing::source_path("fixtures/external/hades_pid.ref/model");
+  auto program = read_pt2(path);
+  ASSERT_TRUE(program.ok()) << program.error().message();
+  const Method& m = program->methods.at(0);
+  auto calls = load_reference_calls(ref);
+  ASSERT_TRUE(calls.ok()) << calls.error().message();
+  ASSERT_EQ(calls->size(), 2u);
+  auto ex = Executor::create(*m.program);
+  ASSERT_TRUE(ex.ok()) << ex.error().message();
+  const std::vector<std::string> buffers = {
+      "class_classifier.1.running_mean", "class_classifier.1.running_var", "class_classifier.1.num_batches_tracked",
+      "class_classifier.4.running_mean", "class_classifier.4.running_var", "class_classifier.4.num_batches_tracked"};
+  ASSERT_EQ((*ex)->mutated_buffers().size(), buffers.size());
+  for (size_t k = 0; k < calls->size(); ++k) {
+    SCOPED_TRACE("call " + std::to_string(k));
+    auto out = (*ex)->run((*calls)[k].inputs);
+    ASSERT_TRUE(out.ok()) << out.error().message();
+    ASSERT_EQ(out->size(), 2u);
+    for (size_t i = 0; i < out->size(); ++i) {
+      TensorDiff d = compare_tensors((*out)[i], (*calls)[k].outputs[i], Tolerance{1e-5, 0.0});
+      EXPECT_TRUE(d.ok) << "output " << i << ": " << d.describe();
+    }
+    const std::string dir = ref + "/call_" + std::to_string(k);
+    for (const std::string& name : buffers) {
+      auto want = read_npy(dir + "/buffer_" + name + ".npy");
+      ASSERT_TRUE(want.ok()) << want.error().message();
+      const Tensor* got = (*ex)->buffer(name);
+      ASSERT_NE(got, nullptr) << name;
+      TensorDiff d = compare_tensors(*got, *want, Tolerance{1e-5, 0.0});
+      EXPECT_TRUE(d.ok) << name << ": " << d.describe();
+    }
+  }
+  // The counters went 0 -> 1 -> 2 (hand-checked: one increment per training call).
+  EXPECT_EQ(*kernels::cdata<int64_t>(*(*ex)->buffer("class_classifier.1.num_batches_tracked")), 2);
 }
 
 TEST(Fixtures, BufferMutationStateLivesInTheExecutorNotTheFile) {
