@@ -145,12 +145,13 @@ class ViewCleaner {
 
  private:
   Status visit(Node* n) {
-    std::string_view op = aten_op_name(n->target());
+    // Copies: retarget() replaces the node's target string.
+    const std::string op(aten_op_name(n->target()));
     Value* in = self_of(n);
     Value* out = n->output();
     if (!in || !out || !out->meta() || !in->meta()) return Status::Ok();
     bool viewish = op == "view" || op == "_unsafe_view" || op == "reshape" || op == "alias";
-    if (viewish && same_shape(in, out)) return forward(n, in, op == "alias" ? "an alias" : "a " + std::string(op) + " to the same shape");
+    if (viewish && same_shape(in, out)) return forward(n, in, op == "alias" ? "an alias" : "a " + op + " to the same shape");
     if (auto p = permutation_of(n)) {
       if (is_identity(*p)) return forward(n, in, "an identity permutation");
       Node* inner = in->producer();
@@ -167,7 +168,7 @@ class ViewCleaner {
     }
     Node* inner = in->producer();
     if (!inner) return Status::Ok();
-    std::string_view inner_op = aten_op_name(inner->target());
+    const std::string inner_op(aten_op_name(inner->target()));
     bool inner_view = inner_op == "view" || inner_op == "_unsafe_view";
     bool collapse = ((op == "view" || op == "_unsafe_view") && inner_view) ||
                     (op == "reshape" && (inner_view || inner_op == "reshape"));
@@ -179,8 +180,8 @@ class ViewCleaner {
     std::string name = n->name();
     LATHE_RETURN_IF_ERROR(rw_.retarget(n, n->target(), std::move(args)));
     changed_ = true;
-    ctx_.rewritten(name, std::string(op) + " '" + name + "' now reads '" + base->name() + "' (skips " +
-                             std::string(inner_op) + " '" + inner->name() + "')");
+    ctx_.rewritten(name, op + " '" + name + "' now reads '" + base->name() + "' (skips " + inner_op + " '" +
+                             inner->name() + "')");
     return erase_if_dead(inner);
   }
 
