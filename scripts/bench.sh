@@ -36,6 +36,35 @@ for archive in fixtures/*.pt2; do
 done
 echo "(threads: $threads; speedup = eager median / lathe median; LATHE_BENCH_THREADS / LATHE_BENCH_REPEAT override)"
 
+# --- xnnpack: portable vs XNNPACK-lowered vs PyTorch 1.13 eager, and a large linear ---
+# Same inputs (call_0 reference inputs), same thread count, one after the
+# other; eager figures are the ones measured above in this run. The
+# XNNPACK column is `lathe run --backend xnnpack` (lowered in memory,
+# prepacked at load; only calls are timed). Then a 256x1024x1024 fp32
+# linear through Lathe (lowered, Executor::run) vs XNNPACK's
+# fully-connected operator called directly (bench/lathe_bench_xnnpack.cpp).
+echo
+echo "== xnnpack: lathe run portable vs XNNPACK-lowered vs PyTorch 1.13 eager, fixtures/*.pt2 =="
+printf '%-26s %-7s %12s %12s %12s %13s %9s\n' fixture method "portable ms" "xnnpack ms" "eager ms" "xnnpack/eager" delegates
+for archive in fixtures/*.pt2; do
+  name=$(basename "$archive" .pt2)
+  for method in $(ls "fixtures/$name.ref"); do
+    port=$("$build/lathe" run "$archive" --method "$method" --repeat "$repeat" --threads "$threads" 2>/dev/null | grep '^latency')
+    xout=$("$build/lathe" run "$archive" --method "$method" --repeat "$repeat" --threads "$threads" --backend xnnpack 2>&1)
+    xnn=$(grep '^latency' <<<"$xout")
+    dels=$(sed -nE 's/^lowered to xnnpack: ([0-9]+) delegate.*holding ([0-9]+) node.*/\1 (\2 nodes)/p' <<<"$xout")
+    pmed=$(sed -E 's/.*median ([0-9.]+) ms.*/\1/' <<<"$port")
+    xmed=$(sed -E 's/.*median ([0-9.]+) ms.*/\1/' <<<"$xnn")
+    read -r emed _ < <(awk -v n="$name" -v m="$method" '$1 == n && $2 == m { print $3, $4 }' "$eager")
+    ratio=$(awk -v x="$xmed" -v e="${emed:-}" 'BEGIN { if (e == "" || e == 0) print "n/a"; else printf "%.2fx", x / e }')
+    printf '%-26s %-7s %12s %12s %12s %13s %9s\n' "$name" "$method" "$pmed" "$xmed" "${emed:-n/a}" "$ratio" "${dels:-0}"
+  done
+done
+echo "(threads: $threads; xnnpack/eager = XNNPACK-lowered median / eager median, lower is better;"
+echo " targets at batch 1: <= 0.70x on mlp and transformer_block, <= 1.00x on convnet)"
+echo
+"$build/lathe_bench_xnnpack" 256 1024 1024 --threads "$threads" --repeat "${LATHE_BENCH_XNN_REPEAT:-50}" | grep -v '^RATE'
+
 # --- rewrite: addmm_mm_to_linear + remove_dead_code vs the same rewrite in torch.fx ---
 # Lathe rewrites a generated 1,000,000-node program (500,000 x t + addmm,
 # bench/lathe_bench_rewrite.cpp); torch.fx gets 100,000 nodes of the same
