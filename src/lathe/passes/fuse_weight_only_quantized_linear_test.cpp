@@ -248,22 +248,16 @@ TEST(FuseWeightOnlyQuantizedLinear, DequantizeWithAnotherUserIsKept_NEG) {
 }
 
 TEST(FuseWeightOnlyQuantizedLinear, OtherAxisOrRangeIsKept_NEG) {
-  {
+  auto refusal = [](int64_t axis, int64_t qmin) {
     ExportedProgram ep;
     GraphBuilder b(ep);
     Quantized w = int8_buffers(b);
     Value* x = b.user_input("x", {M, K});
-    b.user_output(linear(b, x, dq_channel(b, w, /*axis=*/0, -127, 127), nullptr));
-    EXPECT_EQ(only_line(ep), "linear 'linear' kept: quant range is [-127, 127], not [-128, 127]");
-  }
-  {
-    ExportedProgram ep;
-    GraphBuilder b(ep);
-    Quantized w = int8_buffers(b);
-    Value* x = b.user_input("x", {M, K});
-    b.user_output(linear(b, x, dq_channel(b, w, /*axis=*/1), nullptr));
-    EXPECT_EQ(only_line(ep), "linear 'linear' kept: axis is 1, not 0 (output channels)");
-  }
+    b.user_output(linear(b, x, dq_channel(b, w, axis, qmin, 127), nullptr));
+    return only_line(ep);
+  };
+  EXPECT_EQ(refusal(0, -127), "linear 'linear' kept: quant range is [-127, 127], not [-128, 127]");
+  EXPECT_EQ(refusal(1, -128), "linear 'linear' kept: axis is 1, not 0 (output channels)");
 }
 
 TEST(FuseWeightOnlyQuantizedLinear, ThreeDimensionalInputIsKept_NEG) {

@@ -485,41 +485,43 @@ Result<DType> out_dtype(KernelCall& c, const char* name) {
   return d.value_or(DType::Float32);
 }
 
+// scale and zero_point: numbers (.default) or 1-element tensors (.tensor).
+struct PerTensorParams {
+  double scale = 0;
+  int64_t zero_point = 0;
+};
+
+template <bool kTensorArgs>
+Result<PerTensorParams> per_tensor_params(KernelCall& c) {
+  PerTensorParams p;
+  if constexpr (kTensorArgs) {
+    LATHE_ASSIGN_OR_RETURN(p.scale, item(c, "scale"));
+    LATHE_ASSIGN_OR_RETURN(double z, item(c, "zero_point"));
+    p.zero_point = static_cast<int64_t>(z);
+  } else {
+    LATHE_ASSIGN_OR_RETURN(p.scale, c.double_arg("scale"));
+    LATHE_ASSIGN_OR_RETURN(p.zero_point, c.int_arg("zero_point"));
+  }
+  return p;
+}
+
 template <bool kTensorArgs>
 Status quantize_per_tensor_kernel(KernelCall& c) {
   LATHE_ASSIGN_OR_RETURN(const Tensor* x, c.tensor("input"));
   LATHE_ASSIGN_OR_RETURN(QuantRange r, range_args(c));
-  double scale = 0;
-  int64_t zp = 0;
-  if constexpr (kTensorArgs) {
-    LATHE_ASSIGN_OR_RETURN(scale, item(c, "scale"));
-    LATHE_ASSIGN_OR_RETURN(double z, item(c, "zero_point"));
-    zp = static_cast<int64_t>(z);
-  } else {
-    LATHE_ASSIGN_OR_RETURN(scale, c.double_arg("scale"));
-    LATHE_ASSIGN_OR_RETURN(zp, c.int_arg("zero_point"));
-  }
+  LATHE_ASSIGN_OR_RETURN(PerTensorParams p, per_tensor_params<kTensorArgs>(c));
   LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, r.dtype, x->sizes));
-  return quantize_per_tensor_out(*x, scale, zp, r, *out);
+  return quantize_per_tensor_out(*x, p.scale, p.zero_point, r, *out);
 }
 
 template <bool kTensorArgs>
 Status dequantize_per_tensor_kernel(KernelCall& c) {
   LATHE_ASSIGN_OR_RETURN(const Tensor* x, c.tensor("input"));
   LATHE_ASSIGN_OR_RETURN(QuantRange r, range_args(c));
-  double scale = 0;
-  int64_t zp = 0;
-  if constexpr (kTensorArgs) {
-    LATHE_ASSIGN_OR_RETURN(scale, item(c, "scale"));
-    LATHE_ASSIGN_OR_RETURN(double z, item(c, "zero_point"));
-    zp = static_cast<int64_t>(z);
-  } else {
-    LATHE_ASSIGN_OR_RETURN(scale, c.double_arg("scale"));
-    LATHE_ASSIGN_OR_RETURN(zp, c.int_arg("zero_point"));
-  }
+  LATHE_ASSIGN_OR_RETURN(PerTensorParams p, per_tensor_params<kTensorArgs>(c));
   LATHE_ASSIGN_OR_RETURN(DType od, out_dtype(c, "out_dtype"));
   LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, od, x->sizes));
-  return dequantize_per_tensor_out(*x, scale, zp, r, *out);
+  return dequantize_per_tensor_out(*x, p.scale, p.zero_point, r, *out);
 }
 
 Status quantize_per_channel_kernel(KernelCall& c) {
