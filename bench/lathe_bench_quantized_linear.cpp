@@ -11,6 +11,8 @@
 // weight bytes each call reads (weight + scales; the int4 values are stored
 // one per byte), and the int8 speedup over fp32. M = 1 is the memory-bound
 // decode case, where reading 4x fewer weight bytes matters most.
+#include <time.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -28,22 +30,32 @@ using namespace lathe;
 namespace {
 
 struct Timing {
-  double median_ms = 0, p90_ms = 0;
+  double median_ms = 0, p90_ms = 0;  // wall clock
+  double cpu_median_ms = 0;          // CPU time of this thread (threads = 1: all the work)
 };
+
+double thread_cpu_ms() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
+}
 
 Timing time_calls(int repeat, const std::function<Status()>& call) {
   if (!call().ok()) {
     std::fprintf(stderr, "kernel failed\n");
     std::exit(1);
   }
-  std::vector<double> ms;
+  std::vector<double> ms, cpu;
   for (int i = 0; i < repeat; ++i) {
     auto t0 = std::chrono::steady_clock::now();
+    const double c0 = thread_cpu_ms();
     (void)call();
+    cpu.push_back(thread_cpu_ms() - c0);
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   std::sort(ms.begin(), ms.end());
-  return Timing{ms[ms.size() / 2], ms[std::min(ms.size() - 1, ms.size() * 9 / 10)]};
+  std::sort(cpu.begin(), cpu.end());
+  return Timing{ms[ms.size() / 2], ms[std::min(ms.size() - 1, ms.size() * 9 / 10)], cpu[cpu.size() / 2]};
 }
 
 // Deterministic values in [-1, 1) without a PRNG dependency.
@@ -85,7 +97,8 @@ int main(int argc, char** argv) {
     int64_t M, N, K;
   };
   const Shape shapes[] = {{1, 1024, 1024}, {1, 4096, 4096}, {8, 4096, 4096}, {64, 1024, 1024}};
-  std::printf("%-18s %-8s %12s %12s %14s %9s\n", "shape MxNxK", "kernel", "median ms", "p90 ms", "weight read", "vs fp32");
+  std::printf("%-16s %-8s %10s %10s %12s %14s %9s\n", "shape MxNxK", "kernel", "median ms", "p90 ms", "CPU med ms",
+              "weight read", "vs fp32");
   for (const Shape& s : shapes) {
     Tensor x = Tensor::empty(DType::Float32, {s.M, s.K});
     Tensor w = Tensor::empty(DType::Float32, {s.N, s.K});
@@ -105,14 +118,17 @@ int main(int argc, char** argv) {
     std::snprintf(shape, sizeof shape, "%ldx%ldx%ld", static_cast<long>(s.M), static_cast<long>(s.N),
                   static_cast<long>(s.K));
     const double nk = static_cast<double>(s.N * s.K);
-    std::printf("%-18s %-8s %12.3f %12.3f %14s %9s\n", shape, "fp32", f.median_ms, f.p90_ms, mib(nk * 4).c_str(), "1.00x");
-    std::printf("%-18s %-8s %12.3f %12.3f %14s %8.2fx\n", shape, "int8", i8.median_ms, i8.p90_ms,
-                mib(nk + s.N * 4.0).c_str(), f.median_ms / i8.median_ms);
-    std::printf("%-18s %-8s %12.3f %12.3f %14s %8.2fx\n", shape, "int4g32", i4.median_ms, i4.p90_ms,
-                mib(nk + nk / 32 * 4).c_str(), f.median_ms / i4.median_ms);
+    auto row = [&](const char* kernel, const Timing& t, double bytes) {
+      std::printf("%-16s %-8s %10.3f %10.3f %12.3f %14s %8.2fx\n", shape, kernel, t.median_ms, t.p90_ms, t.cpu_median_ms,
+                  mib(bytes).c_str(), f.cpu_median_ms / t.cpu_median_ms);
+    };
+    row("fp32", f, nk * 4);
+    row("int8", i8, nk + s.N * 4.0);
+    row("int4g32", i4, nk + nk / 32 * 4);
   }
-  std::printf("(threads: %d, %d calls after one warm-up; weight read = weight + scales bytes per call; "
-              "int4 values are stored one per byte)\n",
+  std::printf("(threads: %d, %d calls after one warm-up; vs fp32 = fp32 CPU median / this CPU median (wall time on a shared "
+              "machine counts other people's work); weight read = weight + scales bytes per call; int4 values are "
+              "stored one per byte)\n",
               threads, repeat);
   return 0;
 }

@@ -306,17 +306,19 @@ Status dequantize_per_channel_group_out(const Tensor& input_raw, const Tensor& s
 namespace {
 
 typedef float v8 __attribute__((vector_size(32)));
-typedef int8_t c8 __attribute__((vector_size(8)));
+typedef int32_t v8i __attribute__((vector_size(32)));
 
 [[gnu::always_inline]] inline v8 load8(const float* p) {
   v8 v;
   std::memcpy(&v, p, sizeof(v));
   return v;
 }
+// Written element by element: GCC turns this into one sign-extending load
+// (vpmovsxbd) and a vcvtdq2ps; __builtin_convertvector of an 8-byte vector
+// became scalar conversions and shuffles.
 [[gnu::always_inline]] inline v8 load8(const int8_t* p) {
-  c8 c;
-  std::memcpy(&c, p, sizeof(c));
-  return __builtin_convertvector(c, v8);
+  const v8i w = {p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]};
+  return __builtin_convertvector(w, v8);
 }
 [[gnu::always_inline]] inline float hsum(v8 v) {
   float s = 0;
