@@ -202,5 +202,75 @@ TEST(TransformCli, EveryFixtureTransformsVerifiesAndReloads) {
   EXPECT_GE(seen, 8);
 }
 
+// ---- the core passes: --passes default, --keep ------------------------------------------
+
+// The default pipeline over every fixture with --verify (verify and a
+// differential run after every pass), and the result reloads.
+TEST(TransformCli, DefaultPipelineOnEveryFixtureVerifies) {
+  int seen = 0;
+  for (const auto& e : std::filesystem::directory_iterator(testing::source_path("fixtures"))) {
+    if (e.path().extension() != ".pt2") continue;
+    ++seen;
+    SCOPED_TRACE(e.path().string());
+    std::string out = testing::temp_dir() + "/" + e.path().filename().string();
+    auto r = transform("'" + e.path().string() + "' -o " + out + " --passes default --verify");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("  decompose: "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("  remove_dead_code: "), std::string::npos) << r.out;
+    Program after = reload(out);
+    for (const auto& m : after.methods) EXPECT_EQ(ops(after, m.name)["aten.addmm.default"], 0) << m.name;
+  }
+  EXPECT_GE(seen, 9);
+}
+
+TEST(TransformCli, DefaultPipelineFoldsTheComputedWeightIntoALinear) {
+  std::string out = testing::temp_dir() + "/out.pt2";
+  auto r = transform(fixture("computed_weight") + " -o " + out + " --passes default --explain");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("model: aten.mm.default 'mm' folded into lifted constant 'folded_mm' (f32[8, 6])\n"),
+            std::string::npos)
+      << r.out;
+  Program after = reload(out);
+  EXPECT_EQ(ops(after, "model"), (std::map<std::string, int>{{"aten.linear.default", 1}}));
+  // The default passes alone (no folding) must keep it an addmm.
+  r = transform(fixture("computed_weight") + " -o " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ops(reload(out), "model")["aten.addmm.default"], 1);
+}
+
+TEST(TransformCli, DecomposeKeepLinearLeavesLinearsAlone) {
+  // temp_dir() is emptied on every call (transform() calls it too), so the
+  // files this test reads back across several runs live beside it.
+  auto dir = std::filesystem::path(testing::temp_dir()).parent_path() / "DecomposeKeepLinearLeavesLinearsAlone.files";
+  std::filesystem::create_directories(dir);
+  std::string linear_only = (dir / "linear_only.pt2").string();
+  ASSERT_EQ(transform(fixture("mlp") + " -o " + linear_only).exit_code, 0);
+  ASSERT_EQ(ops(reload(linear_only), "model")["aten.linear.default"], 3);
+  std::string out = (dir / "out.pt2").string();
+  auto r = transform(linear_only + " -o " + out + " --passes decompose --keep aten.linear.default --verify");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ops(reload(out), "model"), ops(reload(linear_only), "model"));
+  // Without --keep the linears are split, and the linear rewrite puts them back.
+  r = transform(linear_only + " -o " + out + " --passes decompose --verify");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ops(reload(out), "model")["aten.linear.default"], 0);
+  r = transform(linear_only + " -o " + out + " --passes decompose,addmm_mm_to_linear,remove_dead_code --verify");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(print_program(reload(out)), print_program(reload(linear_only)));
+}
+
+TEST(TransformCli, KeepWithoutDecomposeIsAnError_NEG) {
+  std::string out = testing::temp_dir() + "/out.pt2";
+  auto r = transform(fixture("mlp") + " -o " + out + " --passes addmm_mm_to_linear --keep aten.linear.default");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "lathe transform: --keep applies to the decompose pass, which is not in the pass list\n");
+  EXPECT_FALSE(std::filesystem::exists(out));
+  r = transform("--list-passes");
+  EXPECT_NE(r.out.find("--passes default: decompose,constant_propagation,remove_redundant_views,"
+                       "common_subexpression_elimination,addmm_mm_to_linear,remove_dead_code\n"),
+            std::string::npos)
+      << r.out;
+}
+
 }  // namespace
 }  // namespace lathe

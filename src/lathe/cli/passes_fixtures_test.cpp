@@ -305,9 +305,3 @@ TEST(PassesOnFixtures, CseOnDecomposedTransformer) {
 }  // namespace
 }  // namespace lathe
 
-// lathe_cli (the library this binary links) contains the `lathe` command's
-// main(); defining main here keeps the linker from pulling that one in.
-int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}

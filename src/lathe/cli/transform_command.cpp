@@ -1,4 +1,4 @@
-// `lathe transform IN.pt2 -o OUT.pt2 [--passes a,b,...] [--method NAME]
+// `lathe transform IN.pt2 -o OUT.pt2 [--passes a,b,...|default] [--keep OP,...] [--method NAME]
 //                  [--explain] [--verify] [--print-after-each]`
 // `lathe transform --list-passes`
 //
@@ -19,8 +19,11 @@
 #include "lathe/cli/commands.h"
 #include "lathe/cli/pass_differential.h"
 #include "lathe/ir/verify.h"
+#include "lathe/passes/constant_propagation.h"
+#include "lathe/passes/default_pipeline.h"
 #include "lathe/passes/pass_manager.h"
 #include "lathe/passes/pass_registry.h"
+#include "lathe/runtime/constant_evaluator.h"
 #include "lathe/serde/pt2.h"
 
 namespace lathe::cli {
@@ -36,6 +39,7 @@ struct TransformOptions {
   bool verify = false;
   bool print_after_each = false;
   bool list_passes = false;
+  std::string keep;  // decompose: ops to leave whole
   double rtol = 1e-5;
   double atol = 1e-6;
 };
@@ -71,7 +75,16 @@ int list_passes(std::ostream& out) {
   for (const auto& e : r.entries()) width = std::max(width, e.name.size());
   out << "passes (default: " << kDefaultPasses << "):\n";
   for (const auto& e : r.entries()) out << "  " << std::left << std::setw(static_cast<int>(width)) << e.name << "  " << e.description << "\n";
+  out << "--passes " << kDefaultPipelineName << ": " << kDefaultPipeline << "\n";
   return 0;
+}
+
+// The passes --passes names ("default" expanded) with --keep applied; built
+// twice under --verify (the run and its mirror), identically.
+Result<std::vector<std::unique_ptr<Pass>>> make_passes(const TransformOptions& o) {
+  LATHE_ASSIGN_OR_RETURN(auto list, builtin_passes().create_list(expand_pipeline(o.passes)));
+  LATHE_RETURN_IF_ERROR(configure_passes(list, PipelineOptions{split_list(o.keep)}));
+  return list;
 }
 
 int run_transform(const TransformOptions& o, std::ostream& out, std::ostream& err) {
@@ -80,8 +93,13 @@ int run_transform(const TransformOptions& o, std::ostream& out, std::ostream& er
     err << "lathe transform: needs IN.pt2 and -o OUT.pt2 (or --list-passes)\n";
     return 2;
   }
+  // constant_propagation folds on the portable kernels (passes sit below
+  // the runtime, so the evaluator is handed to them here).
+  ConstantPropagation::set_default_evaluator(
+      ConstantEvaluator{[](std::string_view target) { return has_kernel(target); },
+                        [](const ExportedProgram& p) { return evaluate_closed_program(p); }});
   // Resolve the pass list before reading anything: a typo fails fast.
-  auto passes = builtin_passes().create_list(o.passes);
+  auto passes = make_passes(o);
   if (!passes.ok()) {
     err << "lathe transform: " << passes.error().message() << "\n";
     return 2;
@@ -116,7 +134,7 @@ int run_transform(const TransformOptions& o, std::ostream& out, std::ostream& er
       err << "lathe transform: " << reference.error().message() << "\n";
       return 1;
     }
-    auto mirror = builtin_passes().create_list(o.passes);
+    auto mirror = make_passes(o);
     if (!mirror.ok()) {
       err << "lathe transform: " << mirror.error().message() << "\n";
       return 2;
@@ -188,6 +206,8 @@ Command add_transform_command(CLI::App& app) {
   cmd->add_option("--rtol", o->rtol, "--verify: tolerance relative to the output's max |value| (default 1e-5)");
   cmd->add_option("--atol", o->atol, "--verify: absolute tolerance (default 1e-6)");
   cmd->add_flag("--print-after-each", o->print_after_each, "Print each method's IR after every pass");
+  cmd->add_option("--keep", o->keep,
+                  "Ops the decompose pass leaves whole, comma-separated (e.g. aten.linear.default)");
   cmd->add_flag("--list-passes", o->list_passes, "List the passes with a one-line description each");
   return Command{cmd, [o] { return run_transform(*o, std::cout, std::cerr); }};
 }
