@@ -3,6 +3,7 @@
 #include "lathe/backends/xnnpack_backend.h"
 #include "lathe/ir/verify.h"
 #include "lathe/passes/addmm_mm_to_linear.h"
+#include "lathe/passes/decompose.h"
 #include "lathe/passes/pass_manager.h"
 #include "lathe/passes/remove_dead_code.h"
 
@@ -11,6 +12,9 @@ namespace lathe {
 Result<LowerResult> lower_program(Program& program, const Backend& backend, const std::string& method) {
   LowerResult result;
   PassManager pm;
+  // Core ATen first, but what the backend wants whole stays whole
+  // (linear-rewrite.md §4): no linear -> permute + addmm -> linear round trip.
+  pm.add(std::make_unique<Decompose>(backend.ops_to_keep()));
   pm.add(std::make_unique<AddmmMmToLinear>());
   pm.add(std::make_unique<RemoveDeadCode>());
   PassContext ctx;

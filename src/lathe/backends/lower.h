@@ -1,5 +1,6 @@
 // Lowering a program to a backend, method by method:
 //
+//   decompose(keep = backend.ops_to_keep())
 //   addmm_mm_to_linear, remove_dead_code   (addmm(b, x, t(w)) -> linear(x, w, b):
 //                                           the form backends prepack, §2)
 //   partition(backend)                     claimed groups -> delegate-call nodes

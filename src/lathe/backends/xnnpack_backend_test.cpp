@@ -159,6 +159,23 @@ int delegates_after_partition(ExportedProgram& ep) {
   return r.ok() ? r->delegates : -1;
 }
 
+TEST(XnnpackLowering, DecomposeKeepsWhatXnnpackWantsWhole) {
+  // A linear that decompose would split into permute + addmm stays whole.
+  Program program;
+  ExportedProgram& ep = program.add_method("model");
+  GraphBuilder b(ep);
+  Value* w = b.parameter("fc.weight", {4, 3});
+  Value* x = b.user_input("x", {2, 3});
+  b.user_output(b.call("aten.linear.default", {{"input", x}, {"weight", w}}, {2, 4}));
+  auto lowered = lower_program(program, xnnpack_backend());
+  ASSERT_TRUE(lowered.ok()) << lowered.error().message();
+  bool kept = false;
+  for (const ExplainRecord& r : lowered->pass_records) kept = kept || (r.pass == "decompose" && r.message.find("keep-list") != std::string::npos);
+  EXPECT_TRUE(kept);
+  EXPECT_EQ(lowered->methods[0].report.delegates, 1);
+  EXPECT_EQ(op_counts(ep.graph()), (std::map<std::string, int64_t>{{"lathe.delegate.xnnpack", 1}}));
+}
+
 TEST(XnnpackRefusal, UserInputWeight_NEG) {
   ExportedProgram ep;
   GraphBuilder b(ep);

@@ -1,7 +1,7 @@
 // `lathe lower IN.pt2 -o OUT.pt2 --backend xnnpack [--method NAME] [--explain]`
 //
-// Lowers every method (or one) to a backend: addmm_mm_to_linear and
-// remove_dead_code, then the partitioner replaces each group of claimed
+// Lowers every method (or one) to a backend: decompose (keeping what the
+// backend wants whole), addmm_mm_to_linear and remove_dead_code, then the partitioner replaces each group of claimed
 // nodes by a lathe.delegate.<backend> node whose payload record is a lifted
 // uint8 constant (layout: src/lathe/backends/payload.h). The archive keeps
 // every weight once (delegates read them from the program's state). PyTorch
