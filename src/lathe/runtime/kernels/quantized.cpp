@@ -188,6 +188,32 @@ Result<Channels> channels_of(const Tensor& input, int64_t axis, const Tensor& sc
   return c;
 }
 
+// out[i] = (q[i] - zero_points[j]) * scales[j] with j = param(i): the
+// difference exact in int64, the product in the scales' dtype, then cast to
+// out's dtype (dequantize_per_channel and _per_channel_group alike).
+template <typename Param>
+Status dequantize_by(const Tensor& in, const Tensor& scales, const std::vector<int64_t>& zps, DType qdtype, Tensor& out,
+                     const char* op, const char* out_arg, Param param) {
+  return dispatch_real(scales.dtype, op, "scales", [&](auto stag) -> Status {
+    using C = decltype(stag);
+    const Tensor sc = as_contiguous(scales);
+    const C* s = cdata<C>(sc);
+    return dispatch_real(out.dtype, op, out_arg, [&](auto otag) -> Status {
+      using O = decltype(otag);
+      O* y = mdata<O>(out);
+      return dispatch_quantized(qdtype, op, [&](auto tag) -> Status {
+        using Q = decltype(tag);
+        const Q* q = cdata<Q>(in);
+        for (int64_t i = 0, n = in.numel(); i < n; ++i) {
+          const int64_t j = param(i);
+          y[i] = static_cast<O>(static_cast<C>(static_cast<int64_t>(q[i]) - zps[j]) * s[j]);
+        }
+        return Status::Ok();
+      });
+    });
+  });
+}
+
 }  // namespace
 
 Status quantize_per_channel_out(const Tensor& input_raw, const Tensor& scales, const Tensor& zero_points, int64_t axis,
@@ -232,24 +258,8 @@ Status dequantize_per_channel_out(const Tensor& input_raw, const Tensor& scales,
     return make_error(std::string(op) + ": zero_points must be integers, got " +
                       std::string(dtype_name(zero_points->dtype)));
   }
-  return dispatch_real(scales.dtype, op, "scales", [&](auto stag) -> Status {
-    using C = decltype(stag);
-    const Tensor sc = as_contiguous(scales);
-    const C* s = cdata<C>(sc);
-    return dispatch_real(out.dtype, op, "out_dtype", [&](auto otag) -> Status {
-      using O = decltype(otag);
-      O* y = mdata<O>(out);
-      return dispatch_quantized(range.dtype, op, [&](auto tag) -> Status {
-        using Q = decltype(tag);
-        const Q* q = cdata<Q>(in);
-        for (int64_t i = 0, n = in.numel(); i < n; ++i) {
-          const int64_t c = (i / ch.inner) % ch.channels;
-          y[i] = static_cast<O>(static_cast<C>(static_cast<int64_t>(q[i]) - zps[c]) * s[c]);
-        }
-        return Status::Ok();
-      });
-    });
-  });
+  return dequantize_by(in, scales, zps, range.dtype, out, op, "out_dtype",
+                       [&](int64_t i) { return (i / ch.inner) % ch.channels; });
 }
 
 Status dequantize_per_channel_group_out(const Tensor& input_raw, const Tensor& scales, const Tensor* zero_points,
@@ -281,24 +291,7 @@ Status dequantize_per_channel_group_out(const Tensor& input_raw, const Tensor& s
   const Tensor in = as_contiguous(input_raw);
   const std::vector<int64_t> zps = zero_points ? values_i64(*zero_points) : std::vector<int64_t>(groups, 0);
   // w.reshape(-1, g).sub(zp).mul(scales).to(output_dtype).
-  return dispatch_real(scales.dtype, op, "scales", [&](auto stag) -> Status {
-    using C = decltype(stag);
-    const Tensor sc = as_contiguous(scales);
-    const C* s = cdata<C>(sc);
-    return dispatch_real(out.dtype, op, "output_dtype", [&](auto otag) -> Status {
-      using O = decltype(otag);
-      O* y = mdata<O>(out);
-      return dispatch_quantized(range.dtype, op, [&](auto tag) -> Status {
-        using Q = decltype(tag);
-        const Q* q = cdata<Q>(in);
-        for (int64_t i = 0, n = in.numel(); i < n; ++i) {
-          const int64_t j = i / g;
-          y[i] = static_cast<O>(static_cast<C>(static_cast<int64_t>(q[i]) - zps[j]) * s[j]);
-        }
-        return Status::Ok();
-      });
-    });
-  });
+  return dequantize_by(in, scales, zps, range.dtype, out, op, "output_dtype", [&](int64_t i) { return i / g; });
 }
 
 // ---- weight-only quantized matmuls -----------------------------------------------
