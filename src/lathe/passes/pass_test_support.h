@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "lathe/ir/graph_builder.h"
+#include "lathe/ir/printer.h"
 #include "lathe/passes/pass_manager.h"
 
 namespace lathe::testing {
@@ -39,6 +40,17 @@ inline PassRun run_pass(ExportedProgram& ep, std::unique_ptr<Pass> pass) {
   std::vector<std::unique_ptr<Pass>> v;
   v.push_back(std::move(pass));
   return run_passes(ep, std::move(v));
+}
+
+// Runs `pass` and expects it to succeed and leave the program exactly as it
+// was (the _NEG tests); returns the run for its explain lines.
+inline PassRun expect_unchanged(ExportedProgram& ep, std::unique_ptr<Pass> pass) {
+  std::string before = print_program(ep);
+  PassRun r = run_pass(ep, std::move(pass));
+  EXPECT_TRUE(r.ok) << r.error;
+  EXPECT_FALSE(r.changed);
+  EXPECT_EQ(print_program(ep), before);
+  return r;
 }
 
 // Op histogram by base name ("addmm": 2).
