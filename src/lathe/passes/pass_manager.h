@@ -34,7 +34,7 @@ struct PassManagerOptions {
   // the list and the method it just rewrote. An error stops the run and is
   // reported against that pass. `lathe transform --verify` hangs the
   // differential run (outputs before == after) here, a layer above.
-  std::function<Status(const std::string& method, size_t pass_index, ExportedProgram& program)> after_each;
+  std::function<Status(const std::string& method, size_t pass_index, ExportedProgram& program)> after_each = nullptr;
 };
 
 struct PassTiming {

@@ -216,7 +216,10 @@ TEST(PassManagerTest, AfterEachHookErrorStopsTheRunNamingThePass_NEG) {
 
 TEST(PassRegistryTest, BuiltinsHaveOneLineDescriptionsAndTheDefaultListResolves) {
   const PassRegistry& r = builtin_passes();
-  EXPECT_EQ(r.names(), (std::vector<std::string>{"addmm_mm_to_linear", "remove_dead_code"}));
+  EXPECT_EQ(r.names(), (std::vector<std::string>{"addmm_mm_to_linear", "remove_dead_code", "decompose",
+                                                 "constant_propagation", "remove_redundant_views",
+                                                 "common_subexpression_elimination",
+                                                 "fuse_weight_only_quantized_linear"}));
   for (const auto& e : r.entries()) {
     EXPECT_FALSE(e.description.empty());
     EXPECT_EQ(e.description.find('\n'), std::string::npos);
@@ -235,7 +238,10 @@ TEST(PassRegistryTest, UnknownOrEmptyPassNamesListTheValidOnes_NEG) {
   const PassRegistry& r = builtin_passes();
   auto bad = r.create_list("addmm_mm_to_linear,fuse_everything");
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.error().message(), "unknown pass 'fuse_everything'; passes: addmm_mm_to_linear, remove_dead_code");
+  EXPECT_EQ(bad.error().message(),
+            "unknown pass 'fuse_everything'; passes: addmm_mm_to_linear, remove_dead_code, decompose, "
+            "constant_propagation, remove_redundant_views, common_subexpression_elimination, "
+            "fuse_weight_only_quantized_linear");
   auto empty = r.create_list("addmm_mm_to_linear,");
   ASSERT_FALSE(empty.ok());
   EXPECT_NE(empty.error().message().find("empty pass name"), std::string::npos);
