@@ -55,117 +55,72 @@ bool Constness::is_quantize_op(std::string_view target) {
          name == "dequantize_per_channel" || name == "dequantize_per_channel_group";
 }
 
-void Constness::index_inputs(size_t count) {
-  size_t cap = 16;
-  while (cap < 2 * count) cap *= 2;
-  slots_.assign(cap, {nullptr, 0});
-  inputs_.reserve(count);
-}
-
-namespace {
-size_t slot_of(const Value* v, size_t mask) {
-  return static_cast<size_t>((reinterpret_cast<uintptr_t>(v) >> 4) * 0x9E3779B97F4A7C15ull) & mask;
-}
-}  // namespace
-
-void Constness::add_input(const Value* v, Input in) {
-  size_t mask = slots_.size() - 1;
-  for (size_t i = slot_of(v, mask);; i = (i + 1) & mask) {
-    if (slots_[i].first == v) {
-      inputs_[slots_[i].second] = std::move(in);
-      return;
-    }
-    if (!slots_[i].first) {
-      slots_[i] = {v, static_cast<uint32_t>(inputs_.size())};
-      inputs_.push_back(std::move(in));
-      return;
-    }
-  }
-}
-
-const Constness::Input* Constness::find_input(const Value* v) const {
-  if (slots_.empty()) return nullptr;
-  size_t mask = slots_.size() - 1;
-  for (size_t i = slot_of(v, mask);; i = (i + 1) & mask) {
-    if (slots_[i].first == v) return &inputs_[slots_[i].second];
-    if (!slots_[i].first) return nullptr;
-  }
-}
-
-Constness::Constness(const Graph& graph) : graph_(&graph) {
-  std::vector<Value*> placeholders = graph.placeholders();
-  index_inputs(placeholders.size());
-  for (Value* v : placeholders) add_input(v, Input{});
-}
+Constness::Constness(const Graph& graph) : graph_(&graph) {}
 
 Constness::Constness(const ExportedProgram& program) : ep_(&program), graph_(&program.graph()) {
-  std::set<std::string> mutated_buffers, mutated_params;
   for (const OutputSpec& os : program.output_specs) {
-    if (os.kind == OutputKind::BufferMutation) mutated_buffers.insert(os.target);
-    if (os.kind == OutputKind::ParameterMutation) mutated_params.insert(os.target);
+    if (os.kind == OutputKind::BufferMutation) mutated_buffers_.insert(os.target);
+    if (os.kind == OutputKind::ParameterMutation) mutated_params_.insert(os.target);
   }
   // A buffer that views the storage of a mutated one changes with it (a
   // delegate that prepacked it would keep stale values).
-  std::unordered_map<const Storage*, const std::string*> mutated_storage;
+  if (mutated_buffers_.empty()) return;
   for (const InputSpec& s : program.input_specs) {
-    if (s.kind != InputKind::Buffer || !mutated_buffers.count(s.target)) continue;
-    if (const Tensor* t = program.state_tensor(s); t && t->storage) mutated_storage.emplace(t->storage.get(), &s.target);
-  }
-  const auto& graph_inputs = program.graph().inputs();
-  index_inputs(graph_inputs.size());
-  for (size_t i = 0; i < graph_inputs.size(); ++i) {
-    const Value* v = single_value(graph_inputs[i]);
-    if (!v) continue;
-    Input in;
-    if (i >= program.input_specs.size()) {  // a broken signature: classify nothing
-      add_input(v, in);
-      continue;
-    }
-    const InputSpec& s = program.input_specs[i];
-    in.spec = &s;
-    switch (s.kind) {
-      case InputKind::Parameter:
-        in.origin = Origin::Parameter;
-        in.mutated = mutated_params.count(s.target) != 0;
-        break;
-      case InputKind::Buffer: {
-        in.origin = Origin::ConstantBuffer;
-        if (mutated_buffers.count(s.target)) {
-          in.origin = Origin::MutableBuffer;
-        } else if (const Tensor* t = program.state_tensor(s); t && t->storage) {
-          auto it = mutated_storage.find(t->storage.get());
-          if (it != mutated_storage.end()) {
-            in.origin = Origin::MutableBuffer;
-            in.shares_with = it->second;
-          }
-        }
-        break;
-      }
-      case InputKind::TensorConstant: in.origin = Origin::LiftedConstant; break;
-      case InputKind::UserInput:
-      case InputKind::Token: in.origin = Origin::UserInput; break;
-      case InputKind::CustomObj:
-      case InputKind::ConstantInput: in.origin = Origin::Unknown; break;
-    }
-    add_input(v, std::move(in));
+    if (s.kind != InputKind::Buffer || !mutated_buffers_.count(s.target)) continue;
+    if (const Tensor* t = program.state_tensor(s); t && t->storage) mutated_storage_.emplace(t->storage.get(), &s.target);
   }
 }
 
-const InputSpec* Constness::input_spec(const Value* placeholder) const {
-  const Input* in = find_input(placeholder);
-  return in ? in->spec : nullptr;
+Constness::Input Constness::classify(const Value* v) const {
+  Input in;
+  // A bare graph, a value of another graph, or a broken signature (more
+  // inputs than specs): classify nothing.
+  if (!ep_ || !v || v->graph() != graph_ || !v->is_placeholder()) return in;
+  const uint32_t i = v->input_index();
+  if (i == Value::kNotAnInput || i >= ep_->input_specs.size()) return in;
+  const InputSpec& s = ep_->input_specs[i];
+  in.spec = &s;
+  switch (s.kind) {
+    case InputKind::Parameter:
+      in.origin = Origin::Parameter;
+      in.mutated = !mutated_params_.empty() && mutated_params_.count(s.target) != 0;
+      break;
+    case InputKind::Buffer: {
+      in.origin = Origin::ConstantBuffer;
+      if (mutated_buffers_.empty()) break;
+      if (mutated_buffers_.count(s.target)) {
+        in.origin = Origin::MutableBuffer;
+      } else if (const Tensor* t = ep_->state_tensor(s); t && t->storage) {
+        auto it = mutated_storage_.find(t->storage.get());
+        if (it != mutated_storage_.end()) {
+          in.origin = Origin::MutableBuffer;
+          in.shares_with = it->second;
+        }
+      }
+      break;
+    }
+    case InputKind::TensorConstant: in.origin = Origin::LiftedConstant; break;
+    case InputKind::UserInput:
+    case InputKind::Token: in.origin = Origin::UserInput; break;
+    case InputKind::CustomObj:
+    case InputKind::ConstantInput: in.origin = Origin::Unknown; break;
+  }
+  return in;
 }
+
+const InputSpec* Constness::input_spec(const Value* placeholder) const { return classify(placeholder).spec; }
 
 Origin Constness::origin(const Value* v) const {
   if (!v || v->graph() != graph_) return Origin::Unknown;
   if (!v->is_placeholder()) return Origin::Computed;
-  const Input* in = find_input(v);
-  return in ? in->origin : Origin::Unknown;
+  return classify(v).origin;
 }
 
 bool Constness::is_compile_time_constant(const Value* v) const {
-  switch (origin(v)) {
-    case Origin::Parameter: return !find_input(v)->mutated;
+  if (!v || v->graph() != graph_ || !v->is_placeholder()) return false;
+  const Input in = classify(v);
+  switch (in.origin) {
+    case Origin::Parameter: return !in.mutated;
     case Origin::ConstantBuffer:
     case Origin::LiftedConstant: return true;
     default: return false;
@@ -197,19 +152,19 @@ std::string Constness::explain(const Value* v, int depth) const {
   if (v->graph() != graph_) return "is a value of another graph";
   const std::string name = "'" + v->name() + "'";
   if (v->is_placeholder()) {
-    const Input* in = find_input(v);
     if (!ep_) return "is graph input " + name + ", which cannot be classified without a program";
-    if (!in || !in->spec) return "is graph input " + name + ", which has no input spec";
-    const std::string target = "'" + in->spec->target + "'";
-    switch (in->origin) {
+    const Input in = classify(v);
+    if (!in.spec) return "is graph input " + name + ", which has no input spec";
+    const std::string target = "'" + in.spec->target + "'";
+    switch (in.origin) {
       case Origin::UserInput: return "is user input " + name;
       case Origin::MutableBuffer:
-        if (in->shares_with)
-          return "reads buffer " + target + ", which shares storage with mutable buffer '" + *in->shares_with + "'";
+        if (in.shares_with)
+          return "reads buffer " + target + ", which shares storage with mutable buffer '" + *in.shares_with + "'";
         return "reads mutable buffer " + target;
       case Origin::Parameter: return "reads parameter " + target + ", which the program mutates";
       case Origin::Unknown:
-        return "is " + std::string(input_kind_name(in->spec->kind)) + " input " + name + ", which is not a tensor constant";
+        return "is " + std::string(input_kind_name(in.spec->kind)) + " input " + name + ", which is not a tensor constant";
       default: return "";  // a constant
     }
   }

@@ -17,6 +17,7 @@
 //                                input or the node that makes it runtime
 #pragma once
 
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -68,17 +69,17 @@ class Constness {
   };
   bool weight(const Value* v, int depth) const;
   std::string explain(const Value* v, int depth) const;
-  // Placeholder -> Input in an open-addressing table: a program can have a
-  // million inputs, and a node-based map would allocate (and miss the
-  // cache) once per input.
-  void index_inputs(size_t count);
-  void add_input(const Value* v, Input in);
-  const Input* find_input(const Value* v) const;
+  // Classifies a placeholder from its spec, found by its input position
+  // (Value::input_index), when asked: no per-input table is built, so a
+  // program with a million parameters costs nothing until a pass looks.
+  Input classify(const Value* placeholder) const;
 
   const ExportedProgram* ep_ = nullptr;
   const Graph* graph_;
-  std::vector<Input> inputs_;
-  std::vector<std::pair<const Value*, uint32_t>> slots_;  // empty key: free
+  // What the signature says is mutated (small: buffers and parameters
+  // named by mutation outputs).
+  std::set<std::string> mutated_buffers_, mutated_params_;
+  std::unordered_map<const Storage*, const std::string*> mutated_storage_;
   mutable std::unordered_map<const Value*, bool> weight_memo_;
 };
 

@@ -40,13 +40,8 @@ const Tensor* ExportedProgram::state_tensor(const InputSpec& spec) const {
 }
 
 int ExportedProgram::input_index(const Value* placeholder) const {
-  const auto& inputs = graph_->inputs();
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    bool match = false;
-    inputs[i].for_each_value([&](Value* v) { match = match || v == placeholder; });
-    if (match) return static_cast<int>(i);
-  }
-  return -1;
+  if (!placeholder || placeholder->graph() != graph_.get() || placeholder->input_index() == Value::kNotAnInput) return -1;
+  return static_cast<int>(placeholder->input_index());
 }
 
 }  // namespace lathe

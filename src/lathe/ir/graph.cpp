@@ -11,34 +11,33 @@ Graph::~Graph() {
 }
 
 Value* Graph::make_value(ValueKind kind, const std::string& name) {
-  std::string unique = names_.count(name) ? unique_name(name) : name;
+  std::string unique = names_.contains(name) ? unique_name(name) : name;
   auto* v = new Value(kind, unique, this);
-  names_[v->name()] = v;
+  names_.insert(v);
   return v;
 }
 
 std::string Graph::unique_name(const std::string& base) {
-  if (!names_.count(base)) return base;
+  if (!names_.contains(base)) return base;
   size_t& counter = name_counters_[base];
   std::string candidate;
   do {
     candidate = base + "_" + std::to_string(++counter);
-  } while (names_.count(candidate));
+  } while (names_.contains(candidate));
   return candidate;
 }
 
 Status Graph::rename(Value* value, const std::string& name) {
   if (value->name_ == name) return Status::Ok();
-  if (names_.count(name)) return make_error("cannot rename '" + value->name_ + "' to '" + name + "': name taken");
+  if (names_.contains(name)) return make_error("cannot rename '" + value->name_ + "' to '" + name + "': name taken");
   names_.erase(value->name_);
   value->name_ = name;
-  names_[value->name_] = value;
+  names_.insert(value);
   return Status::Ok();
 }
 
 Value* Graph::find_value(std::string_view name) const {
-  auto it = names_.find(name);
-  return it == names_.end() ? nullptr : it->second;
+  return names_.find(name);
 }
 
 Value* Graph::insert_placeholder(ValueKind kind, const std::string& name, size_t position) {
@@ -55,12 +54,19 @@ Value* Graph::insert_placeholder(ValueKind kind, const std::string& name, size_t
   }
   position = std::min(position, inputs_.size());
   inputs_.insert(inputs_.begin() + static_cast<std::ptrdiff_t>(position), std::move(arg));
+  renumber_inputs(position);
   return v;
+}
+
+void Graph::renumber_inputs(size_t from) {
+  for (size_t i = from; i < inputs_.size(); ++i)
+    inputs_[i].for_each_value([&](Value* v) { v->input_index_ = static_cast<uint32_t>(i); });
 }
 
 void Graph::insert_literal_input(Argument literal, size_t position) {
   position = std::min(position, inputs_.size());
   inputs_.insert(inputs_.begin() + static_cast<std::ptrdiff_t>(position), std::move(literal));
+  renumber_inputs(position);
 }
 
 Status Graph::remove_input(size_t position) {
@@ -72,6 +78,7 @@ Status Graph::remove_input(size_t position) {
                       " use(s)");
   }
   inputs_.erase(inputs_.begin() + static_cast<std::ptrdiff_t>(position));
+  renumber_inputs(position);
   if (v) {
     names_.erase(v->name());
     auto it = std::find_if(placeholder_values_.begin(), placeholder_values_.end(),

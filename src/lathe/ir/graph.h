@@ -15,6 +15,7 @@
 
 #include "lathe/core/result.h"
 #include "lathe/ir/argument.h"
+#include "lathe/ir/name_index.h"
 #include "lathe/ir/node.h"
 #include "lathe/ir/value.h"
 
@@ -58,8 +59,9 @@ class Graph {
   void move_before(Node* node, Node* before);
 
   size_t node_count() const { return nodes_.size(); }
-  // Nodes in order. Safe against erasing the current node while iterating:
-  // take nodes_snapshot() instead when erasing others.
+  // Nodes in order. The iterator reads the next node before the loop body
+  // runs, so erasing the *current* node while iterating is safe; erasing or
+  // moving any other node is not (take nodes_snapshot() for that).
   class NodeRange;
   NodeRange nodes() const;
   std::vector<Node*> nodes_snapshot() const;
@@ -87,14 +89,16 @@ class Graph {
   Value* make_value(ValueKind kind, const std::string& name);
   void add_output_uses(const Argument& arg);
   void remove_output_uses(const Argument& arg);
+  // Re-stamps Value::input_index() of the inputs from `from` on.
+  void renumber_inputs(size_t from);
 
   std::vector<Argument> inputs_;
   std::vector<std::unique_ptr<Value>> placeholder_values_;
   std::vector<Argument> outputs_;
   std::list<std::unique_ptr<Node>> nodes_;
-  // Keys view each value's own name (values never move), so a large graph
+  // Keyed by each value's own name (values never move), so a large graph
   // does not store every name twice.
-  std::unordered_map<std::string_view, Value*> names_;
+  NameIndex names_;
   std::unordered_map<std::string, size_t> name_counters_;
   bool single_tensor_return_ = false;
 };
@@ -104,21 +108,22 @@ class Graph::NodeRange {
   using Inner = std::list<std::unique_ptr<Node>>::const_iterator;
   class iterator {
    public:
-    explicit iterator(Inner it) : it_(it) {}
+    iterator(Inner it, Inner end) : it_(it), next_(it == end ? end : std::next(it)), end_(end) {}
     Node* operator*() const { return it_->get(); }
     iterator& operator++() {
-      ++it_;
+      it_ = next_;  // std::list: erasing *it_ left next_ valid
+      if (next_ != end_) ++next_;
       return *this;
     }
     bool operator!=(const iterator& o) const { return it_ != o.it_; }
     bool operator==(const iterator& o) const { return it_ == o.it_; }
 
    private:
-    Inner it_;
+    Inner it_, next_, end_;
   };
   NodeRange(Inner b, Inner e) : b_(b), e_(e) {}
-  iterator begin() const { return iterator(b_); }
-  iterator end() const { return iterator(e_); }
+  iterator begin() const { return iterator(b_, e_); }
+  iterator end() const { return iterator(e_, e_); }
 
  private:
   Inner b_, e_;

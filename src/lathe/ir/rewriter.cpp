@@ -138,14 +138,15 @@ bool Rewriter::defined_before(const Value* value, const Node* node) {
   return p && n && p->pos < n->pos;
 }
 
-Status Rewriter::check_visible(const Argument& arg, const Node* before, const std::string& where) {
+template <class Where>
+Status Rewriter::check_visible(const Argument& arg, const Node* before, const Where& where) {
   Status status;
   arg.for_each_value([&](Value* v) {
     if (!status.ok()) return;
     if (v->graph() != graph_) {
-      status = make_error(where + ": value '" + v->name() + "' belongs to another graph");
+      status = make_error(where() + ": value '" + v->name() + "' belongs to another graph");
     } else if (!defined_before(v, before)) {
-      status = make_error(where + ": value '" + v->name() + "' is not defined before node '" + before->name() + "'");
+      status = make_error(where() + ": value '" + v->name() + "' is not defined before node '" + before->name() + "'");
     }
   });
   return status;
@@ -155,14 +156,15 @@ Status Rewriter::check_visible(const Argument& arg, const Node* before, const st
 
 Result<Node*> Rewriter::create_node(std::string target, std::vector<NamedArgument> inputs,
                                     std::vector<NewOutput> outputs, Node* before) {
-  std::string where = "create node " + target;
+  auto where = [&] { return "create node " + target; };
   if (target.empty()) return make_error("create node: empty target");
-  if (before && before->graph() != graph_) return make_error(where + ": insertion point is in another graph");
-  for (const auto& in : inputs) LATHE_RETURN_IF_ERROR(check_visible(in.arg, before, where + ", argument '" + in.name + "'"));
+  if (before && before->graph() != graph_) return make_error(where() + ": insertion point is in another graph");
+  for (const auto& in : inputs)
+    LATHE_RETURN_IF_ERROR(check_visible(in.arg, before, [&] { return where() + ", argument '" + in.name + "'"; }));
   for (const auto& o : outputs) {
-    if (o.name.empty()) return make_error(where + ": an output has no name");
+    if (o.name.empty()) return make_error(where() + ": an output has no name");
     if (o.kind == ValueKind::Tensor && !o.meta)
-      return make_error(where + ": new tensor value '" + o.name + "' has no metadata");
+      return make_error(where() + ": new tensor value '" + o.name + "' has no metadata");
   }
   Node* n = graph_->create_node(std::move(target), std::move(inputs), before);
   note_inserted(n, before);
@@ -193,9 +195,10 @@ Result<Value*> Rewriter::replace_node(Node* old, std::string target, std::vector
     return make_error("replace node '" + old->name() + "': its value has no metadata to carry over");
   // Inputs must be visible at `old`; that also refuses a new node reading
   // the value it replaces (a cycle).
-  std::string where = "replace node '" + old->name() + "' by " + target;
-  for (const auto& in : inputs) LATHE_RETURN_IF_ERROR(check_visible(in.arg, old, where + ", argument '" + in.name + "'"));
-  if (name.empty()) return make_error(where + ": empty name");
+  auto where = [&] { return "replace node '" + old->name() + "' by " + target; };
+  for (const auto& in : inputs)
+    LATHE_RETURN_IF_ERROR(check_visible(in.arg, old, [&] { return where() + ", argument '" + in.name + "'"; }));
+  if (name.empty()) return make_error(where() + ": empty name");
 
   Node* n = graph_->create_node(std::move(target), std::move(inputs), old);
   note_inserted(n, old);
@@ -216,9 +219,11 @@ Status Rewriter::retarget(Node* node, std::string target, std::vector<NamedArgum
   if (target.empty()) return make_error("retarget '" + node->name() + "': empty target");
   // Inputs must be visible at the node itself, which also refuses the node
   // reading its own values.
-  std::string where = "retarget '" + node->name() + "' to " + target;
-  for (const auto& in : inputs)
-    LATHE_RETURN_IF_ERROR(check_visible(in.arg, node, where + ", argument '" + in.name + "'"));
+  for (const auto& in : inputs) {
+    LATHE_RETURN_IF_ERROR(check_visible(in.arg, node, [&] {
+      return "retarget '" + node->name() + "' to " + target + ", argument '" + in.name + "'";
+    }));
+  }
   node->target_ = std::move(target);
   node->set_inputs(std::move(inputs));
   return Status::Ok();
@@ -227,15 +232,15 @@ Status Rewriter::retarget(Node* node, std::string target, std::vector<NamedArgum
 Status Rewriter::replace_all_uses(Value* from, Value* to) {
   if (!from || !to) return make_error("replace all uses: null value");
   if (from == to) return Status::Ok();
-  std::string where = "replace all uses of '" + from->name() + "' with '" + to->name() + "'";
-  if (from->graph() != graph_ || to->graph() != graph_) return make_error(where + ": values of another graph");
+  auto where = [&] { return "replace all uses of '" + from->name() + "' with '" + to->name() + "'"; };
+  if (from->graph() != graph_ || to->graph() != graph_) return make_error(where() + ": values of another graph");
   if (from->kind() != to->kind())
-    return make_error(where + ": a " + std::string(value_kind_name(from->kind())) + " cannot be replaced by a " +
+    return make_error(where() + ": a " + std::string(value_kind_name(from->kind())) + " cannot be replaced by a " +
                       std::string(value_kind_name(to->kind())));
-  if (to->kind() == ValueKind::Tensor && !to->meta()) return make_error(where + ": '" + to->name() + "' has no metadata");
+  if (to->kind() == ValueKind::Tensor && !to->meta()) return make_error(where() + ": '" + to->name() + "' has no metadata");
   for (const Use& u : from->uses()) {
     if (u.user && !defined_before(to, u.user))
-      return make_error(where + ": '" + to->name() + "' is not defined before its new user '" + u.user->name() + "'" +
+      return make_error(where() + ": '" + to->name() + "' is not defined before its new user '" + u.user->name() + "'" +
                         (u.user == to->producer() ? " (it would read itself)" : ""));
   }
   graph_->replace_all_uses(from, to);

@@ -111,7 +111,10 @@ class Rewriter {
     double pos;
     double floor;  // position of the node before it (a lower bound)
   };
-  Status check_visible(const Argument& arg, const Node* before, const std::string& where);
+  // `where()` builds the message prefix, only when there is an error: a
+  // million-node rewrite should not format a million strings it never shows.
+  template <class Where>
+  Status check_visible(const Argument& arg, const Node* before, const Where& where);
   // Fast, position-free proof that `v` is defined before `n`: a placeholder,
   // an operand of `n`, or an operand of a node that defines an operand of
   // `n` (the graph was valid before the call).

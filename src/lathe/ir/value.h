@@ -60,6 +60,10 @@ class Value {
   // The defining node, or nullptr for a graph input (placeholder).
   Node* producer() const { return producer_; }
   bool is_placeholder() const { return producer_ == nullptr; }
+  // A placeholder's position in graph().inputs() (kept by the Graph as
+  // inputs come and go), or kNotAnInput.
+  static constexpr uint32_t kNotAnInput = UINT32_MAX;
+  uint32_t input_index() const { return input_index_; }
 
   // Tensor metadata (tensors only).
   const std::optional<TensorMeta>& meta() const { return meta_; }
@@ -82,6 +86,7 @@ class Value {
   friend class Graph;
   friend class Node;
   ValueKind kind_;
+  uint32_t input_index_ = kNotAnInput;  // fills the padding after kind_
   std::string name_;
   Graph* graph_;
   Node* producer_ = nullptr;

@@ -187,17 +187,20 @@ Result<bool> rewrite_all(Rewriter& rw, const Constness& k, PassContext& ctx, siz
   for (Node* n : rw.graph().nodes()) {
     std::optional<Match> m = match(n);
     if (!m) continue;
-    std::string node = n->name();
-    std::string head = m->op + " '" + node + "' ";
+    // Messages are built only when recorded: refusals always, rewrites
+    // only with --explain.
+    auto head = [&] { return m->op + " '" + n->name() + "' "; };
     if (!m->refused.empty()) {
-      ctx.kept(node, head + "kept: " + m->refused);
+      ctx.kept(n->name(), head() + "kept: " + m->refused);
       continue;
     }
     if (!k.is_constant_weight(m->weight)) {
       if (unclassified && rests_on_unclassified_input(k, m->weight)) ++*unclassified;
-      ctx.kept(node, head + "kept: weight " + quoted(m->transposed) + " " + k.explain(m->weight));
+      ctx.kept(n->name(), head() + "kept: weight " + quoted(m->transposed) + " " + k.explain(m->weight));
       continue;
     }
+    std::string node = ctx.record_rewrites() ? n->name() : std::string();
+    std::string rewritten_head = ctx.record_rewrites() ? head() : std::string();
     std::vector<NamedArgument> args;
     args.reserve(3);
     args.push_back(NamedArgument{"input", TensorRef{m->input}, ArgKind::Positional});
@@ -207,7 +210,7 @@ Result<bool> rewrite_all(Rewriter& rw, const Constness& k, PassContext& ctx, siz
     LATHE_RETURN_IF_ERROR(rw.retarget(n, std::string(kLinear), std::move(args)));
     changed = true;
     if (ctx.record_rewrites())
-      ctx.rewritten(node, head + "rewritten to linear (weight " + quoted(weight) + " is " + k.describe(weight) + ")");
+      ctx.rewritten(node, rewritten_head + "rewritten to linear (weight " + quoted(weight) + " is " + k.describe(weight) + ")");
   }
   return changed;
 }

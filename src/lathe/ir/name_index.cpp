@@ -1,0 +1,62 @@
+#include "lathe/ir/name_index.h"
+
+#include <functional>
+
+#include "lathe/ir/value.h"
+
+namespace lathe {
+
+uint64_t NameIndex::hash_of(std::string_view name) { return std::hash<std::string_view>{}(name); }
+
+size_t NameIndex::probe(std::string_view name, uint64_t hash) const {
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = hash & mask;; i = (i + 1) & mask) {
+    const Slot& s = slots_[i];
+    if (!s.value || (s.hash == hash && s.value->name() == name)) return i;
+  }
+}
+
+Value* NameIndex::find(std::string_view name) const {
+  if (size_ == 0) return nullptr;
+  return slots_[probe(name, hash_of(name))].value;
+}
+
+void NameIndex::grow() {
+  std::vector<Slot> old = std::move(slots_);
+  slots_.assign(old.empty() ? 16 : old.size() * 2, Slot{});
+  const size_t mask = slots_.size() - 1;
+  for (const Slot& s : old) {
+    if (!s.value) continue;
+    size_t i = s.hash & mask;
+    while (slots_[i].value) i = (i + 1) & mask;
+    slots_[i] = s;
+  }
+}
+
+void NameIndex::insert(Value* value) {
+  if (2 * (size_ + 1) > slots_.size()) grow();
+  const uint64_t h = hash_of(value->name());
+  Slot& s = slots_[probe(value->name(), h)];
+  if (!s.value) ++size_;
+  s = Slot{h, value};
+}
+
+void NameIndex::erase(std::string_view name) {
+  if (size_ == 0) return;
+  const size_t mask = slots_.size() - 1;
+  size_t hole = probe(name, hash_of(name));
+  if (!slots_[hole].value) return;
+  // Backward-shift deletion: move later entries of the run into the hole
+  // when their home slot does not lie strictly between the hole and them.
+  for (size_t j = (hole + 1) & mask; slots_[j].value; j = (j + 1) & mask) {
+    const size_t home = slots_[j].hash & mask;
+    const bool home_in_gap = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
+    if (home_in_gap) continue;
+    slots_[hole] = slots_[j];
+    hole = j;
+  }
+  slots_[hole] = Slot{};
+  --size_;
+}
+
+}  // namespace lathe
