@@ -81,6 +81,22 @@ TEST(RunCommand, FallsBackToTheArchivesSampleInputs) {
   EXPECT_NE(c.err.find("--check compares with reference outputs, and there are none"), std::string::npos) << c.err;
 }
 
+// A transformed copy is checked against the original fixture's reference
+// calls with --reference; a wrong folder is a clear error.
+TEST(RunCommand, ChecksACopyAgainstTheOriginalsReference) {
+  const Lathe lathe;
+  const std::string& dir = lathe.dir;
+  CommandResult t = lathe("transform " + fixture("tts_duration_predictor.pt2") + " -o '" + dir + "/tts.pt2'");
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  CommandResult c = lathe("run '" + dir + "/tts.pt2' --check --reference " +
+                          source_path("fixtures/tts_duration_predictor.ref"));
+  EXPECT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(c.out.find("check passed (1 call(s)"), std::string::npos) << c.out;
+  CommandResult bad = lathe("run '" + dir + "/tts.pt2' --check --reference '" + dir + "/nowhere'");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("there are none at " + dir + "/nowhere/model/call_0"), std::string::npos) << bad.err;
+}
+
 TEST(RunCommand, ExplainsMissingInputsAndMethods) {
   const Lathe lathe;
   const std::string& dir = lathe.dir;

@@ -84,7 +84,8 @@ int run_run(const RunOptions& o, std::ostream& out, std::ostream& err) {
   Executor& ex = **executor;
 
   // ---- inputs (and, for --check, expected outputs) ------------------------------------
-  const std::string ref_dir = reference_dir(o.path, method->name);
+  const std::string ref_dir =
+      o.reference.empty() ? reference_dir(o.path, method->name) : o.reference + "/" + method->name;
   std::vector<ReferenceCall> calls;
   if (!o.inputs.empty()) {
     if (o.check) return fail("--check compares with the fixture's reference outputs for its own inputs; drop --inputs");
@@ -96,7 +97,7 @@ int run_run(const RunOptions& o, std::ostream& out, std::ostream& err) {
     }
     calls.push_back(std::move(c));
   } else {
-    auto found = default_inputs(o.path, *method, InputPreference::ReferenceFirst);
+    auto found = default_inputs(o.path, *method, InputPreference::ReferenceFirst, o.reference);
     if (!found.ok()) return fail(found.error().message());
     calls = std::move(found->calls);
     if (calls.empty()) {
@@ -186,6 +187,9 @@ Command add_run_command(CLI::App& app) {
   cmd->add_option("--inputs", o->inputs, "User inputs as .npy files, in signature order")->delimiter(',');
   cmd->add_option("--out", o->out_dir, "Write user outputs as DIR/output_<i>.npy");
   cmd->add_flag("--check", o->check, "Compare with the fixture's reference outputs (every reference call, in order)");
+  cmd->add_option("--reference", o->reference,
+                  "Reference calls from this folder (<DIR>/<method>/call_<k>/) instead of <stem>.ref beside the "
+                  "archive: check a transformed or lowered copy against the original's");
   cmd->add_option("--repeat", o->repeat, "Time N more runs; print median and p90 latency")->check(CLI::NonNegativeNumber);
   cmd->add_option("--threads", o->threads, "Intra-op threads (default 1; XNNPACK delegates: every core)")->check(CLI::PositiveNumber);
   cmd->add_option("--backend", o->backend, "Lower to this backend in memory first (xnnpack)");

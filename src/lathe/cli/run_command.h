@@ -1,5 +1,5 @@
 // `lathe run FILE.pt2 [--method M] [--inputs a.npy,b.npy] [--out DIR]
-//                     [--check] [--repeat N] [--threads N] [--rtol X] [--atol X] [--backend xnnpack]`
+//                     [--check] [--reference DIR] [--repeat N] [--threads N] [--rtol X] [--atol X] [--backend xnnpack]`
 //
 // Runs one method on the portable runtime. Inputs default to the fixture's
 // reference inputs (<stem>.ref/<method>/call_0/input_*.npy beside the
@@ -23,6 +23,7 @@ struct RunOptions {
   int repeat = 0;
   int threads = 1;
   bool threads_given = true;  // false: --threads absent (XNNPACK then uses every core)
+  std::string reference;       // --reference: a <stem>.ref folder; empty: the one beside the archive
   std::string backend;        // --backend: lower to it in memory first ("xnnpack")
   double rtol = 1e-5;
   double atol = 0.0;

@@ -8,9 +8,11 @@ namespace lathe {
 
 namespace {
 
-Result<DefaultInputs> from_reference(const std::string& archive_path, const Method& method) {
+Result<DefaultInputs> from_reference(const std::string& archive_path, const Method& method,
+                                     const std::string& reference_root) {
   DefaultInputs d;
-  const std::string dir = reference_dir(archive_path, method.name);
+  const std::string dir =
+      reference_root.empty() ? reference_dir(archive_path, method.name) : reference_root + "/" + method.name;
   if (!std::filesystem::exists(std::filesystem::path(dir) / "call_0")) return d;
   LATHE_ASSIGN_OR_RETURN(d.calls, load_reference_calls(dir));
   d.source = "reference inputs at " + dir;
@@ -43,15 +45,15 @@ Result<std::vector<Tensor>> sample_input_tensors(const Method& method) {
 }
 
 Result<DefaultInputs> default_inputs(const std::string& archive_path, const Method& method,
-                                     InputPreference preference) {
+                                     InputPreference preference, const std::string& reference_root) {
   if (preference == InputPreference::ReferenceFirst) {
-    LATHE_ASSIGN_OR_RETURN(DefaultInputs d, from_reference(archive_path, method));
+    LATHE_ASSIGN_OR_RETURN(DefaultInputs d, from_reference(archive_path, method, reference_root));
     if (!d.calls.empty()) return d;
     return from_sample_inputs(method);
   }
   LATHE_ASSIGN_OR_RETURN(DefaultInputs d, from_sample_inputs(method));
   if (!d.calls.empty()) return d;
-  return from_reference(archive_path, method);
+  return from_reference(archive_path, method, reference_root);
 }
 
 }  // namespace lathe

@@ -36,7 +36,10 @@ enum class InputPreference { ReferenceFirst, SampleFirst };
 
 // Calls from the reference files or the sample inputs; an empty `calls` when
 // neither exists (the caller decides whether random inputs will do).
+// `reference_root`, when given, replaces "<dir>/<stem>.ref" (so a
+// transformed or lowered copy can be checked against the original's
+// reference: `lathe run out.pt2 --check --reference fixtures/mlp.ref`).
 Result<DefaultInputs> default_inputs(const std::string& archive_path, const Method& method,
-                                     InputPreference preference);
+                                     InputPreference preference, const std::string& reference_root = "");
 
 }  // namespace lathe
