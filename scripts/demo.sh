@@ -30,9 +30,16 @@ if has run; then
   say "4. Run it on the portable kernels and compare with PyTorch's own outputs (lathe run --check)"
   "$lathe" run "$example" --check
   if [ -f "$work/rewritten.pt2" ]; then
-    cp -r "${example%.pt2}.ref" "$work/rewritten.ref"
-    "$lathe" run "$work/rewritten.pt2" --check
+    echo "   The rewritten copy, against the same PyTorch outputs:"
+    "$lathe" run "$work/rewritten.pt2" --check --reference "${example%.pt2}.ref"
   fi
+fi
+
+if has lower; then
+  say "5. Lower to XNNPACK (lathe lower --explain): constant-weight linears are claimed and prepacked, the runtime mm is not"
+  "$lathe" lower "$example" -o "$work/xnnpack.pt2" --backend xnnpack --explain
+  say "6. Run the lowered archive (weights prepacked at load) and compare with PyTorch"
+  "$lathe" run "$work/xnnpack.pt2" --check --reference "${example%.pt2}.ref"
 fi
 
 say "Done. See README.md for every command."
