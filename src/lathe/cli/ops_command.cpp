@@ -1,0 +1,56 @@
+// `lathe ops [--json]`: the ops Lathe can run - every portable kernel, by
+// namespace - so a user can tell before running a program whether it will
+// run (the executor also names a missing kernel when it plans, before
+// anything runs).
+#include <iostream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "lathe/cli/commands.h"
+#include "lathe/runtime/kernel_registry.h"
+
+namespace lathe::cli {
+
+namespace {
+
+int list_ops(bool json, std::ostream& out) {
+  const std::vector<std::string> ops = portable_kernels().ops();
+  if (json) {
+    out << nlohmann::json(ops).dump() << "\n";
+    return 0;
+  }
+  // "aten.addmm.default" -> namespace "aten", "addmm.default".
+  std::map<std::string, std::vector<std::string>> by_namespace;
+  for (const std::string& op : ops) {
+    size_t dot = op.find('.');
+    by_namespace[dot == std::string::npos ? "" : op.substr(0, dot)].push_back(
+        dot == std::string::npos ? op : op.substr(dot + 1));
+  }
+  out << ops.size() << " ops with a portable kernel\n";
+  for (const auto& [ns, names] : by_namespace) {
+    out << "\n" << ns << " (" << names.size() << "):\n";
+    std::string line = " ";
+    for (const std::string& n : names) {
+      if (line.size() + n.size() + 1 > 100) {
+        out << line << "\n";
+        line = " ";
+      }
+      line += " " + n;
+    }
+    out << line << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_ops_command(CLI::App& app) {
+  auto json = std::make_shared<bool>(false);
+  auto* cmd = app.add_subcommand("ops", "List the ops Lathe can run (every portable kernel)");
+  cmd->add_flag("--json", *json, "A JSON array of op names (aten.addmm.default, ...)");
+  return Command{cmd, [json] { return list_ops(*json, std::cout); }};
+}
+
+}  // namespace lathe::cli

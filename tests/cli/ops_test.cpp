@@ -1,0 +1,50 @@
+// `lathe ops`: every op of every committed fixture is listed (they all run
+// on the portable kernels), and the text form counts what the JSON lists.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <set>
+
+#include "cli/cli_support.h"
+#include "support/testing.h"
+
+namespace lathe {
+namespace {
+
+using nlohmann::json;
+
+TEST(OpsCli, ListsEveryOpTheFixturesUse) {
+  const std::string err = testing::temp_dir() + "/stderr.txt";
+  auto r = testing::run_lathe("ops --json", err);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::set<std::string> ops;
+  for (const auto& op : json::parse(r.out)) ops.insert(op.get<std::string>());
+  EXPECT_GT(ops.size(), 200u);
+  int checked = 0;
+  for (const auto& e : std::filesystem::directory_iterator(testing::source_path("fixtures"))) {
+    if (e.path().extension() != ".pt2") continue;
+    auto in = testing::run_lathe("inspect --json '" + e.path().string() + "'", err);
+    ASSERT_EQ(in.exit_code, 0) << in.err;
+    const json doc = json::parse(in.out);  // named: a temporary would die before the loop runs
+    for (auto& [method, m] : doc["methods"].items()) {
+      for (auto& [op, count] : m["ops"].items()) {
+        EXPECT_TRUE(ops.count(op)) << e.path().filename() << " " << method << " uses " << op;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 20);
+  auto text = testing::run_lathe("ops", err);
+  ASSERT_EQ(text.exit_code, 0);
+  EXPECT_EQ(text.out.rfind(std::to_string(ops.size()) + " ops with a portable kernel\n", 0), 0u) << text.out;
+}
+
+TEST(OpsCli, UnknownFlagIsAnError_NEG) {
+  auto r = testing::run_lathe("ops --bogus", testing::temp_dir() + "/stderr.txt");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--bogus"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace lathe
