@@ -30,7 +30,7 @@ std::string Graph::unique_name(const std::string& base) {
 Status Graph::rename(Value* value, const std::string& name) {
   if (value->name_ == name) return Status::Ok();
   if (names_.contains(name)) return make_error("cannot rename '" + value->name_ + "' to '" + name + "': name taken");
-  names_.erase(value->name_);
+  names_.erase(value);
   value->name_ = name;
   names_.insert(value);
   return Status::Ok();
@@ -80,7 +80,7 @@ Status Graph::remove_input(size_t position) {
   inputs_.erase(inputs_.begin() + static_cast<std::ptrdiff_t>(position));
   renumber_inputs(position);
   if (v) {
-    names_.erase(v->name());
+    names_.erase(v);
     auto it = std::find_if(placeholder_values_.begin(), placeholder_values_.end(),
                            [&](const auto& p) { return p.get() == v; });
     if (it != placeholder_values_.end()) placeholder_values_.erase(it);
@@ -154,7 +154,7 @@ Status Graph::erase_node(Node* node) {
     }
   }
   for (const auto& in : node->inputs_) node->remove_uses(in.arg);
-  for (const auto& v : node->defined_) names_.erase(v->name());
+  for (const auto& v : node->defined_) names_.erase(v.get());
   nodes_.erase(node->self_);
   return Status::Ok();
 }

@@ -41,11 +41,20 @@ void NameIndex::insert(Value* value) {
   s = Slot{h, value};
 }
 
-void NameIndex::erase(std::string_view name) {
-  if (size_ == 0) return;
+void NameIndex::erase(const Value* value) {
+  if (size_ == 0 || !value) return;
   const size_t mask = slots_.size() - 1;
-  size_t hole = probe(name, hash_of(name));
-  if (!slots_[hole].value) return;
+  const uint64_t h = hash_of(value->name());
+  for (size_t i = h & mask; slots_[i].value; i = (i + 1) & mask) {
+    if (slots_[i].value == value) {
+      remove_at(i);
+      return;
+    }
+  }
+}
+
+void NameIndex::remove_at(size_t hole) {
+  const size_t mask = slots_.size() - 1;
   // Backward-shift deletion: move later entries of the run into the hole
   // when their home slot does not lie strictly between the hole and them.
   for (size_t j = (hole + 1) & mask; slots_[j].value; j = (j + 1) & mask) {

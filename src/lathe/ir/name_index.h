@@ -26,8 +26,10 @@ class NameIndex {
   bool contains(std::string_view name) const { return find(name) != nullptr; }
   // Adds `value` under its current name, replacing a value of the same name.
   void insert(Value* value);
-  // Removes the entry named `name`, if any.
-  void erase(std::string_view name);
+  // Removes `value`'s entry (under its current name), if it is the one
+  // indexed. Compares pointers while probing, so erasing does not touch the
+  // other values the probe passes (a cache miss each in a large graph).
+  void erase(const Value* value);
   size_t size() const { return size_; }
 
  private:
@@ -38,6 +40,8 @@ class NameIndex {
   static uint64_t hash_of(std::string_view name);
   // The slot holding `name`, or the empty slot where it would go.
   size_t probe(std::string_view name, uint64_t hash) const;
+  // Shifts the entries after `hole` back over it and empties the last one.
+  void remove_at(size_t hole);
   void grow();
 
   std::vector<Slot> slots_;  // size 0 or a power of two, at most half full
