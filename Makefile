@@ -29,6 +29,7 @@ bench: build
 
 fixtures: deps
 	$(PYTHON) tools/make_fixtures.py --out fixtures
+	$(PYTHON) tools/make_external_reference.py
 
 # The whole test suite in an AddressSanitizer + UndefinedBehaviorSanitizer build.
 ASAN_BUILD ?= build-asan
