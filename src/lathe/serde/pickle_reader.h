@@ -50,10 +50,12 @@ struct PickleLimits {
   // are zero-copy views, and a view can be misaligned for its element type:
   // a torch.save zip nested at an odd offset in a .pt2 that Python's zipfile
   // wrote (PyTorch 2.4-2.7) has 64-aligned records relative to itself only.
-  // Typed loads (reinterpret_cast<const float*>) from such a view are
-  // undefined behaviour; read elements with memcpy, or set this to copy
-  // just those storages into aligned memory.
-  bool copy_misaligned_storages = false;
+  // Typed loads (reinterpret_cast<const float*>, as every kernel does) from
+  // such a view are undefined behaviour (UBSan stops the PyTorch 2.2
+  // archive's run on it), so by default just those storages are copied into
+  // aligned memory; aligned ones stay views. Off: every storage is a view,
+  // to be read with memcpy.
+  bool copy_misaligned_storages = true;
 };
 
 // Resolves a storage persistent id ('storage', torch.<X>Storage, key,

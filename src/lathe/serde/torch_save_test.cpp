@@ -209,8 +209,10 @@ TEST(TorchSaveHades, ReadsTheRealStateDictInPlace) {
   ASSERT_NE(e, nullptr);
   auto record = zip->view_storage(*e);
   ASSERT_TRUE(record.ok());
+  PickleLimits views;
+  views.copy_misaligned_storages = false;
   auto r = read_torch_save_tensors(*record, (*record)->data(), (*record)->nbytes(),
-                                   path + ": serialized_state_dict.json");
+                                   path + ": serialized_state_dict.json", views);
   ASSERT_TRUE(r.ok()) << r.error().message();
   struct Want {
     const char* name;
@@ -252,13 +254,12 @@ TEST(TorchSaveHades, ReadsTheRealStateDictInPlace) {
   };
   ASSERT_EQ(r->size(), want.size());
   // Python's zipfile wrote this .pt2: the nested zip starts at an odd offset,
-  // so its (internally 64-aligned) records are misaligned in memory. By
-  // default they are views all the same; on request they are copied.
+  // so its (internally 64-aligned) records are misaligned in memory. Asked
+  // for views, they are views all the same; by default they are copied.
   const auto misaligned = [](const Tensor& t) {
     return reinterpret_cast<uintptr_t>(t.storage->data()) % dtype_size(t.dtype) != 0;
   };
-  PickleLimits copy;
-  copy.copy_misaligned_storages = true;
+  PickleLimits copy;  // the default
   auto copied = read_torch_save_tensors(*record, (*record)->data(), (*record)->nbytes(), "hades", copy);
   ASSERT_TRUE(copied.ok()) << copied.error().message();
   for (size_t i = 0; i < want.size(); ++i) {
