@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <map>
 
 #include "cli/cli_support.h"
@@ -187,26 +188,37 @@ TEST(TransformCli, UnknownPassListsTheValidOnes_NEG) {
   EXPECT_EQ(r.err, "lathe transform: needs IN.pt2 and -o OUT.pt2 (or --list-passes)\n");
 }
 
-// Every committed fixture goes through the default passes, verifies after
-// each pass, and reloads.
-TEST(TransformCli, EveryFixtureTransformsVerifiesAndReloads) {
+// Transforms every committed fixture with `args` (after -o OUT), requires
+// success, and hands the command's result and the reloaded archive to
+// `check`. Returns how many fixtures it saw.
+int transform_every_fixture(
+    const std::string& args,
+    const std::function<void(const std::filesystem::path&, const testing::CommandResult&, const Program&)>& check) {
   int seen = 0;
   for (const auto& e : std::filesystem::directory_iterator(testing::source_path("fixtures"))) {
     if (e.path().extension() != ".pt2") continue;
     ++seen;
     SCOPED_TRACE(e.path().string());
     std::string out = testing::temp_dir() + "/" + e.path().filename().string();
-    auto r = transform("'" + e.path().string() + "' -o " + out + " --verify");
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-    Program after = reload(out);
+    auto r = transform("'" + e.path().string() + "' -o " + out + " " + args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    if (r.exit_code != 0) continue;
+    check(e.path(), r, reload(out));
+  }
+  return seen;
+}
+
+// Every committed fixture goes through the default passes, verifies after
+// each pass, and reloads.
+TEST(TransformCli, EveryFixtureTransformsVerifiesAndReloads) {
+  int seen = transform_every_fixture("--verify", [](const auto& path, const auto&, const Program& after) {
     for (const auto& m : after.methods) {
-      auto counts = ops(after, m.name);
       // Every fixture addmm has a parameter weight, except computed_weight's,
       // whose weight is p1 @ p2.T: kept until constant_propagation folds it.
-      const bool computed = e.path().stem() == "computed_weight";
-      EXPECT_EQ(counts["aten.addmm.default"], computed ? 1 : 0) << m.name;
+      const bool computed = path.stem() == "computed_weight";
+      EXPECT_EQ(ops(after, m.name)["aten.addmm.default"], computed ? 1 : 0) << m.name;
     }
-  }
+  });
   EXPECT_GE(seen, 8);
 }
 
@@ -215,19 +227,11 @@ TEST(TransformCli, EveryFixtureTransformsVerifiesAndReloads) {
 // The default pipeline over every fixture with --verify (verify and a
 // differential run after every pass), and the result reloads.
 TEST(TransformCli, DefaultPipelineOnEveryFixtureVerifies) {
-  int seen = 0;
-  for (const auto& e : std::filesystem::directory_iterator(testing::source_path("fixtures"))) {
-    if (e.path().extension() != ".pt2") continue;
-    ++seen;
-    SCOPED_TRACE(e.path().string());
-    std::string out = testing::temp_dir() + "/" + e.path().filename().string();
-    auto r = transform("'" + e.path().string() + "' -o " + out + " --passes default --verify");
-    ASSERT_EQ(r.exit_code, 0) << r.err;
+  int seen = transform_every_fixture("--passes default --verify", [](const auto&, const auto& r, const Program& after) {
     EXPECT_NE(r.out.find("  decompose: "), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("  remove_dead_code: "), std::string::npos) << r.out;
-    Program after = reload(out);
     for (const auto& m : after.methods) EXPECT_EQ(ops(after, m.name)["aten.addmm.default"], 0) << m.name;
-  }
+  });
   EXPECT_GE(seen, 9);
 }
 
