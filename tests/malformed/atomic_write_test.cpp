@@ -16,15 +16,6 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-std::vector<std::string> temporaries(const std::string& dir) {
-  std::vector<std::string> out;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    std::string name = e.path().filename().string();
-    if (name.find(".tmp-") != std::string::npos) out.push_back(name);
-  }
-  return out;
-}
-
 class AtomicWritePt2 : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -40,7 +31,7 @@ class AtomicWritePt2 : public ::testing::Test {
   }
   void ExpectOldFileIntactAndNoTemporaries() {
     EXPECT_EQ(testing::read_text(path_), old_) << "the previous archive was changed";
-    EXPECT_THAT(temporaries(dir_), IsEmpty());
+    EXPECT_THAT(testing::atomic_write_temporaries(dir_), IsEmpty());
   }
   std::string dir_, path_, old_;
   Program program_;
@@ -79,7 +70,7 @@ TEST_F(AtomicWritePt2, MissingFolderCreatesNothing) {
 TEST_F(AtomicWritePt2, SuccessfulRewriteLeavesNoTemporaries) {
   ASSERT_TRUE(write_pt2(program_, path_).ok());
   EXPECT_EQ(testing::read_text(path_), old_);  // deterministic output
-  EXPECT_THAT(temporaries(dir_), IsEmpty());
+  EXPECT_THAT(testing::atomic_write_temporaries(dir_), IsEmpty());
 }
 
 }  // namespace

@@ -55,4 +55,13 @@ void write_text(const std::string& path, const std::string& text) {
   out << text;
 }
 
+std::vector<std::string> atomic_write_temporaries(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    std::string name = e.path().filename().string();
+    if (name.find(".tmp-") != std::string::npos) out.push_back(name);
+  }
+  return out;
+}
+
 }  // namespace lathe::testing

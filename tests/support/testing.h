@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace lathe::testing {
 
@@ -13,5 +14,8 @@ std::string shared_path(const std::string& relative);
 std::string temp_dir();
 std::string read_text(const std::string& path);
 void write_text(const std::string& path, const std::string& text);
+// Names in `dir` that look like write_file_atomically's temporary files
+// ("<name>.tmp-XXXXXX"): an atomic write that failed must leave none.
+std::vector<std::string> atomic_write_temporaries(const std::string& dir);
 
 }  // namespace lathe::testing

@@ -25,16 +25,6 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-// Names in `dir` that look like temporary files of write_file_atomically.
-std::vector<std::string> temporaries(const std::string& dir) {
-  std::vector<std::string> out;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    std::string name = e.path().filename().string();
-    if (name.find(".tmp-") != std::string::npos) out.push_back(name);
-  }
-  return out;
-}
-
 std::vector<std::byte> pattern(size_t n) {
   std::vector<std::byte> v(n);
   for (size_t i = 0; i < n; ++i) v[i] = static_cast<std::byte>((i * 131 + 7) & 0xFF);
@@ -50,7 +40,7 @@ class AtomicFile : public ::testing::Test {
   }
   void ExpectOldFileIntactAndNoTemporaries() {
     EXPECT_EQ(testing::read_text(path_), old_) << "the previous file was changed";
-    EXPECT_THAT(temporaries(dir_), ::testing::IsEmpty());
+    EXPECT_THAT(testing::atomic_write_temporaries(dir_), ::testing::IsEmpty());
   }
   std::string dir_, path_;
   const std::string old_ = "the previous archive's bytes\n";
@@ -67,7 +57,7 @@ TEST_F(AtomicFile, WritesAndReplaces) {
   std::string got = testing::read_text(path_);
   ASSERT_EQ(got.size(), bytes.size());
   EXPECT_EQ(std::memcmp(got.data(), bytes.data(), bytes.size()), 0);
-  EXPECT_THAT(temporaries(dir_), ::testing::IsEmpty());
+  EXPECT_THAT(testing::atomic_write_temporaries(dir_), ::testing::IsEmpty());
   EXPECT_EQ(fs::status(path_).permissions() & fs::perms::owner_read, fs::perms::owner_read);
 }
 
@@ -75,7 +65,7 @@ TEST_F(AtomicFile, WritesANewFile) {
   const std::string fresh = dir_ + "/fresh.bin";
   ASSERT_TRUE(write_file_atomically(fresh, [](FileSink& sink) { return sink.write(std::string("abc")); }).ok());
   EXPECT_EQ(testing::read_text(fresh), "abc");
-  EXPECT_THAT(temporaries(dir_), ::testing::IsEmpty());
+  EXPECT_THAT(testing::atomic_write_temporaries(dir_), ::testing::IsEmpty());
 }
 
 TEST_F(AtomicFile, WriterFailsAfterSomeBufferedBytes) {
@@ -95,7 +85,7 @@ TEST_F(AtomicFile, WriterFailsAfterBytesReachedTheDisk) {
       LATHE_RETURN_IF_ERROR(sink.write(std::span<const std::byte>(bytes).subspan(off, 64 << 10)));
     }
     // The temporary file really holds megabytes now.
-    EXPECT_THAT(temporaries(dir_), ::testing::SizeIs(1));
+    EXPECT_THAT(testing::atomic_write_temporaries(dir_), ::testing::SizeIs(1));
     return make_error("the last record failed to encode");
   });
   ASSERT_FALSE(s.ok());
