@@ -5,14 +5,48 @@
 namespace lathe {
 
 Graph::~Graph() {
-  // Destroy nodes last-to-first so no value dies while a later node's
-  // argument still points at it (use-lists are not touched during teardown).
-  while (!nodes_.empty()) nodes_.pop_back();
+  // Nodes last-to-first, then placeholders, so no value dies while a later
+  // node's argument still points at it (use-lists are not touched during
+  // teardown). The pools, members declared first, go last.
+  for (Node* n = tail_; n;) {
+    Node* prev = n->prev_;
+    destroy_node(n);
+    n = prev;
+  }
+  for (Value* v : placeholder_values_) destroy_value(v);
+}
+
+Value* Graph::new_value(ValueKind kind, const std::string& name) {
+  return new (value_pool_.allocate()) Value(kind, name, this);
+}
+
+void Graph::destroy_value(Value* v) {
+  v->~Value();
+  value_pool_.release(v);
+}
+
+void Graph::destroy_node(Node* n) {
+  for (Value* v : n->defined_) destroy_value(v);
+  n->~Node();
+  node_pool_.release(n);
+}
+
+void Graph::link_before(Node* n, Node* before) {
+  Node* prev = before ? before->prev_ : tail_;
+  n->prev_ = prev;
+  n->next_ = before;
+  (prev ? prev->next_ : head_) = n;
+  (before ? before->prev_ : tail_) = n;
+}
+
+void Graph::unlink(Node* n) {
+  (n->prev_ ? n->prev_->next_ : head_) = n->next_;
+  (n->next_ ? n->next_->prev_ : tail_) = n->prev_;
+  n->prev_ = n->next_ = nullptr;
 }
 
 Value* Graph::make_value(ValueKind kind, const std::string& name) {
-  std::string unique = names_.contains(name) ? unique_name(name) : name;
-  auto* v = new Value(kind, unique, this);
+  Value* v = new_value(kind, names_.contains(name) ? unique_name(name) : name);
   names_.insert(v);
   return v;
 }
@@ -81,9 +115,11 @@ Status Graph::remove_input(size_t position) {
   renumber_inputs(position);
   if (v) {
     names_.erase(v);
-    auto it = std::find_if(placeholder_values_.begin(), placeholder_values_.end(),
-                           [&](const auto& p) { return p.get() == v; });
-    if (it != placeholder_values_.end()) placeholder_values_.erase(it);
+    auto it = std::find(placeholder_values_.begin(), placeholder_values_.end(), v);
+    if (it != placeholder_values_.end()) {
+      placeholder_values_.erase(it);
+      destroy_value(v);
+    }
   }
   return Status::Ok();
 }
@@ -116,13 +152,16 @@ void Graph::remove_output(size_t position) {
   outputs_.erase(outputs_.begin() + static_cast<std::ptrdiff_t>(position));
 }
 
-Node* Graph::create_node(std::string target, std::vector<NamedArgument> inputs, Node* before) {
-  auto node = std::unique_ptr<Node>(new Node(this, std::move(target)));
-  Node* raw = node.get();
-  auto pos = before ? before->self_ : nodes_.end();
-  raw->self_ = nodes_.insert(pos, std::move(node));
-  raw->set_inputs(std::move(inputs));
-  return raw;
+Node* Graph::create_node(std::string_view target, std::vector<NamedArgument> inputs, Node* before) {
+  return create_node(OpTarget(target), std::move(inputs), before);
+}
+
+Node* Graph::create_node(OpTarget target, std::vector<NamedArgument> inputs, Node* before) {
+  Node* n = new (node_pool_.allocate()) Node(this, target);
+  link_before(n, before);
+  ++node_count_;
+  n->set_inputs(std::move(inputs));
+  return n;
 }
 
 Value* Graph::new_node_value(Node* node, ValueKind kind, const std::string& name) {
@@ -147,27 +186,30 @@ Value* Graph::add_node_output(Node* node, ValueKind kind, const std::string& nam
 void Graph::set_node_outputs(Node* node, std::vector<Argument> outputs) { node->outputs_ = std::move(outputs); }
 
 Status Graph::erase_node(Node* node) {
-  for (const auto& v : node->defined_) {
+  for (const Value* v : node->defined_) {
     if (v->has_uses()) {
       return make_error("cannot erase node '" + node->name() + "': its value '" + v->name() + "' still has " +
                         std::to_string(v->user_count()) + " use(s)");
     }
   }
   for (const auto& in : node->inputs_) node->remove_uses(in.arg);
-  for (const auto& v : node->defined_) names_.erase(v.get());
-  nodes_.erase(node->self_);
+  for (const Value* v : node->defined_) names_.erase(v);
+  unlink(node);
+  --node_count_;
+  destroy_node(node);
   return Status::Ok();
 }
 
 void Graph::move_before(Node* node, Node* before) {
-  auto pos = before ? before->self_ : nodes_.end();
-  nodes_.splice(pos, nodes_, node->self_);
+  if (node == before) return;
+  unlink(node);
+  link_before(node, before);
 }
 
 std::vector<Node*> Graph::nodes_snapshot() const {
   std::vector<Node*> out;
-  out.reserve(nodes_.size());
-  for (const auto& n : nodes_) out.push_back(n.get());
+  out.reserve(node_count_);
+  for (Node* n = head_; n; n = n->next_) out.push_back(n);
   return out;
 }
 
@@ -205,9 +247,9 @@ std::vector<Value*> Graph::placeholders() const {
 
 std::unordered_map<const Node*, size_t> Graph::node_positions() const {
   std::unordered_map<const Node*, size_t> pos;
-  pos.reserve(nodes_.size());
+  pos.reserve(node_count_);
   size_t i = 0;
-  for (const auto& n : nodes_) pos[n.get()] = i++;
+  for (const Node* n = head_; n; n = n->next_) pos[n] = i++;
   return pos;
 }
 

@@ -7,7 +7,6 @@
 #pragma once
 
 #include <cstddef>
-#include <list>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -17,6 +16,7 @@
 #include "lathe/ir/argument.h"
 #include "lathe/ir/name_index.h"
 #include "lathe/ir/node.h"
+#include "lathe/ir/object_pool.h"
 #include "lathe/ir/value.h"
 
 namespace lathe {
@@ -46,7 +46,8 @@ class Graph {
 
   // ---- nodes -----------------------------------------------------------
   // Creates a node before `before` (nullptr: at the end).
-  Node* create_node(std::string target, std::vector<NamedArgument> inputs, Node* before = nullptr);
+  Node* create_node(std::string_view target, std::vector<NamedArgument> inputs, Node* before = nullptr);
+  Node* create_node(OpTarget target, std::vector<NamedArgument> inputs, Node* before = nullptr);
   // Adds a value defined by `node` and appends it as a single output
   // (TensorRef / SymIntArg / ... by kind).
   Value* add_node_output(Node* node, ValueKind kind, const std::string& name);
@@ -58,13 +59,17 @@ class Graph {
   Status erase_node(Node* node);
   void move_before(Node* node, Node* before);
 
-  size_t node_count() const { return nodes_.size(); }
+  size_t node_count() const { return node_count_; }
   // Nodes in order. The iterator reads the next node before the loop body
   // runs, so erasing the *current* node while iterating is safe; erasing or
   // moving any other node is not (take nodes_snapshot() for that).
   class NodeRange;
   NodeRange nodes() const;
   std::vector<Node*> nodes_snapshot() const;
+  // Ends of the node order (nullptr if there are no nodes); walk with
+  // Node::next_node() / prev_node().
+  Node* first_node() const { return head_; }
+  Node* last_node() const { return tail_; }
 
   // ---- values ----------------------------------------------------------
   // Every use of `from` (node arguments and graph outputs) now reads `to`.
@@ -92,10 +97,24 @@ class Graph {
   // Re-stamps Value::input_index() of the inputs from `from` on.
   void renumber_inputs(size_t from);
 
+  // Creates a value in the pool; destroy_value() gives it back.
+  Value* new_value(ValueKind kind, const std::string& name);
+  void destroy_value(Value* v);
+  // Unlinks nothing: destroys the node and the values it defines.
+  void destroy_node(Node* n);
+  void link_before(Node* n, Node* before);
+  void unlink(Node* n);
+
+  // Declared first, destroyed last: every node and value lives in them.
+  ObjectPool<Node> node_pool_;
+  ObjectPool<Value> value_pool_;
+
   std::vector<Argument> inputs_;
-  std::vector<std::unique_ptr<Value>> placeholder_values_;
+  std::vector<Value*> placeholder_values_;  // owned
   std::vector<Argument> outputs_;
-  std::list<std::unique_ptr<Node>> nodes_;
+  Node* head_ = nullptr;
+  Node* tail_ = nullptr;
+  size_t node_count_ = 0;
   // Keyed by each value's own name (values never move), so a large graph
   // does not store every name twice.
   NameIndex names_;
@@ -105,30 +124,30 @@ class Graph {
 
 class Graph::NodeRange {
  public:
-  using Inner = std::list<std::unique_ptr<Node>>::const_iterator;
   class iterator {
    public:
-    iterator(Inner it, Inner end) : it_(it), next_(it == end ? end : std::next(it)), end_(end) {}
-    Node* operator*() const { return it_->get(); }
+    explicit iterator(Node* n) : n_(n), next_(n ? n->next_node() : nullptr) {}
+    Node* operator*() const { return n_; }
     iterator& operator++() {
-      it_ = next_;  // std::list: erasing *it_ left next_ valid
-      if (next_ != end_) ++next_;
+      n_ = next_;  // read before the body ran: erasing n_ left it valid
+      if (next_) next_ = next_->next_node();
       return *this;
     }
-    bool operator!=(const iterator& o) const { return it_ != o.it_; }
-    bool operator==(const iterator& o) const { return it_ == o.it_; }
+    bool operator!=(const iterator& o) const { return n_ != o.n_; }
+    bool operator==(const iterator& o) const { return n_ == o.n_; }
 
    private:
-    Inner it_, next_, end_;
+    Node* n_;
+    Node* next_;
   };
-  NodeRange(Inner b, Inner e) : b_(b), e_(e) {}
-  iterator begin() const { return iterator(b_, e_); }
-  iterator end() const { return iterator(e_, e_); }
+  explicit NodeRange(Node* first) : first_(first) {}
+  iterator begin() const { return iterator(first_); }
+  iterator end() const { return iterator(nullptr); }
 
  private:
-  Inner b_, e_;
+  Node* first_;
 };
 
-inline Graph::NodeRange Graph::nodes() const { return NodeRange(nodes_.begin(), nodes_.end()); }
+inline Graph::NodeRange Graph::nodes() const { return NodeRange(head_); }
 
 }  // namespace lathe

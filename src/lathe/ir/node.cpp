@@ -10,14 +10,15 @@ Node::~Node() = default;
 
 std::string Node::op_name() const {
   constexpr std::string_view kPrefix = "torch.ops.";
-  if (target_.compare(0, kPrefix.size(), kPrefix) == 0) return target_.substr(kPrefix.size());
-  return target_;
+  const std::string& t = target_.str();
+  if (t.compare(0, kPrefix.size(), kPrefix) == 0) return t.substr(kPrefix.size());
+  return t;
 }
 
 std::string Node::name() const {
   if (name_) return *name_;
   for (const auto& v : defined_) return v->name();
-  return target_;
+  return target_.str();
 }
 
 void Node::add_uses(const Argument& arg) {
@@ -51,10 +52,7 @@ const Argument* Node::input(std::string_view name) const {
 }
 
 std::vector<Value*> Node::defined_values() const {
-  std::vector<Value*> out;
-  out.reserve(defined_.size());
-  for (const auto& v : defined_) out.push_back(v.get());
-  return out;
+  return defined_;
 }
 
 Value* Node::output() const {

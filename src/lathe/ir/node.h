@@ -3,13 +3,13 @@
 // node defines are owned by it; its output Arguments reference them.
 #pragma once
 
-#include <list>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "lathe/ir/argument.h"
+#include "lathe/ir/op_target.h"
 #include "lathe/ir/value.h"
 
 namespace lathe {
@@ -23,7 +23,9 @@ class Node {
   ~Node();
 
   Graph* graph() const { return graph_; }
-  const std::string& target() const { return target_; }
+  const std::string& target() const { return target_.str(); }
+  // The same, interned: compare with a kept OpTarget in hot loops.
+  OpTarget op_target() const { return target_; }
   // Target without the leading "torch.ops." ("aten.addmm.default").
   std::string op_name() const;
   // The node's name: explicit if recorded, else its first output's name.
@@ -52,23 +54,28 @@ class Node {
   // Every value this node reads (arguments, including nested lists), in order.
   std::vector<Value*> operand_values() const;
 
+  // Neighbours in the graph's node order (nullptr at either end).
+  Node* prev_node() const { return prev_; }
+  Node* next_node() const { return next_; }
+
  private:
   friend class Graph;
   friend class Rewriter;  // retarget(): an op replaced in place keeps its values
-  Node(Graph* graph, std::string target) : graph_(graph), target_(std::move(target)) {}
+  Node(Graph* graph, OpTarget target) : graph_(graph), target_(target) {}
   void add_uses(const Argument& arg);
   void remove_uses(const Argument& arg);
 
   Graph* graph_;
-  std::string target_;
+  OpTarget target_;
   std::optional<std::string> name_;
   std::vector<NamedArgument> inputs_;
   std::vector<Argument> outputs_;
-  std::vector<std::unique_ptr<Value>> defined_;
+  std::vector<Value*> defined_;  // owned: the Graph destroys them with the node
   std::vector<std::pair<std::string, std::string>> metadata_;
   std::optional<bool> hop_single_;
-  std::list<std::unique_ptr<Node>>::iterator self_;
-  bool erased_ = false;
+  // The graph's node list is intrusive: no list cell per node.
+  Node* prev_ = nullptr;
+  Node* next_ = nullptr;
 };
 
 }  // namespace lathe

@@ -214,17 +214,21 @@ Result<Value*> Rewriter::replace_node(Node* old, std::string target, std::vector
   return to;
 }
 
-Status Rewriter::retarget(Node* node, std::string target, std::vector<NamedArgument> inputs) {
+Status Rewriter::retarget(Node* node, std::string_view target, std::vector<NamedArgument> inputs) {
+  return retarget(node, OpTarget(target), std::move(inputs));
+}
+
+Status Rewriter::retarget(Node* node, OpTarget target, std::vector<NamedArgument> inputs) {
   if (!node || node->graph() != graph_) return make_error("retarget: the node is not in this graph");
   if (target.empty()) return make_error("retarget '" + node->name() + "': empty target");
   // Inputs must be visible at the node itself, which also refuses the node
   // reading its own values.
   for (const auto& in : inputs) {
     LATHE_RETURN_IF_ERROR(check_visible(in.arg, node, [&] {
-      return "retarget '" + node->name() + "' to " + target + ", argument '" + in.name + "'";
+      return "retarget '" + node->name() + "' to " + target.str() + ", argument '" + in.name + "'";
     }));
   }
-  node->target_ = std::move(target);
+  node->target_ = target;
   node->set_inputs(std::move(inputs));
   return Status::Ok();
 }

@@ -72,7 +72,8 @@ class Rewriter {
   // metadata, every use, graph outputs), so nothing downstream moves. The
   // caller vouches that the new op defines values of the same types. The
   // cheapest rewrite: no node or value is created or destroyed.
-  Status retarget(Node* node, std::string target, std::vector<NamedArgument> inputs);
+  Status retarget(Node* node, std::string_view target, std::vector<NamedArgument> inputs);
+  Status retarget(Node* node, OpTarget target, std::vector<NamedArgument> inputs);
   Status replace_all_uses(Value* from, Value* to);
   Status erase_node(Node* node);
   Status rename(Value* value, const std::string& name);

@@ -43,9 +43,17 @@ namespace lathe {
 
 namespace {
 
-constexpr std::string_view kAddmm = "torch.ops.aten.addmm.default";
-constexpr std::string_view kMm = "torch.ops.aten.mm.default";
-constexpr std::string_view kLinear = "torch.ops.aten.linear.default";
+// Interned once: matching compares pointers, not names (a pass looks at
+// every node of the graph).
+struct Targets {
+  OpTarget addmm{"torch.ops.aten.addmm.default"}, mm{"torch.ops.aten.mm.default"},
+      linear{"torch.ops.aten.linear.default"}, t{"torch.ops.aten.t.default"}, t_copy{"torch.ops.aten.t_copy.default"},
+      permute{"torch.ops.aten.permute.default"}, permute_copy{"torch.ops.aten.permute_copy.default"};
+};
+const Targets& targets() {
+  static const Targets k;
+  return k;
+}
 
 // What the matcher found: the operands of the linear to build, or why the
 // candidate cannot be one (constness is judged after, by the caller).
@@ -60,9 +68,10 @@ struct Match {
 
 std::string quoted(const Value* v) { return "'" + v->name() + "'"; }
 
-bool is_transpose(std::string_view target, bool* needs_dims) {
-  *needs_dims = target == "torch.ops.aten.permute.default" || target == "torch.ops.aten.permute_copy.default";
-  return *needs_dims || target == "torch.ops.aten.t.default" || target == "torch.ops.aten.t_copy.default";
+bool is_transpose(OpTarget target, bool* needs_dims) {
+  const Targets& k = targets();
+  *needs_dims = target == k.permute || target == k.permute_copy;
+  return *needs_dims || target == k.t || target == k.t_copy;
 }
 
 // addmm's alpha/beta: absent or exactly 1 (int or float literal).
@@ -85,9 +94,9 @@ std::string dims_text(const std::vector<SymDim>& sizes) {
 
 // Structural match of one candidate; nullopt if `n` is not addmm/mm at all.
 std::optional<Match> match(const Node* n) {
-  const std::string& target = n->target();
-  bool addmm = target == kAddmm;
-  if (!addmm && target != kMm) return std::nullopt;
+  const OpTarget target = n->op_target();
+  bool addmm = target == targets().addmm;
+  if (!addmm && !(target == targets().mm)) return std::nullopt;
   Match m;
   m.op = addmm ? "addmm" : "mm";
   auto tensor = [&](std::string_view name) -> Value* {
@@ -108,7 +117,7 @@ std::optional<Match> match(const Node* n) {
     m.refused = "mat2 " + quoted(m.transposed) + " is a graph input, not a transposed weight";
     return m;
   }
-  if (!is_transpose(t->target(), &needs_dims)) {
+  if (!is_transpose(t->op_target(), &needs_dims)) {
     m.refused = "mat2 " + quoted(m.transposed) + " is " + t->op_name() + ", not a transpose (t, permute [1, 0])";
     return m;
   }
@@ -207,7 +216,7 @@ Result<bool> rewrite_all(Rewriter& rw, const Constness& k, PassContext& ctx, siz
     args.push_back(NamedArgument{"weight", TensorRef{m->weight}, ArgKind::Positional});
     if (m->bias) args.push_back(NamedArgument{"bias", TensorRef{m->bias}, ArgKind::Positional});
     Value* weight = m->weight;
-    LATHE_RETURN_IF_ERROR(rw.retarget(n, std::string(kLinear), std::move(args)));
+    LATHE_RETURN_IF_ERROR(rw.retarget(n, targets().linear, std::move(args)));
     changed = true;
     if (ctx.record_rewrites())
       ctx.rewritten(node, rewritten_head + "rewritten to linear (weight " + quoted(weight) + " is " + k.describe(weight) + ")");

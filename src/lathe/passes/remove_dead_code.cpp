@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <unordered_map>
 
 #include "lathe/ir/rewriter.h"
 
@@ -91,12 +92,23 @@ Result<bool> RemoveDeadCode::run(ExportedProgram& program, PassContext& ctx) {
 Result<bool> RemoveDeadCode::run_on_graph(Graph& graph, PassContext& ctx) {
   Rewriter rw(graph);
   bool changed = false;
-  std::vector<Node*> nodes = graph.nodes_snapshot();
-  for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
-    Node* n = *it;
-    if (has_uses(n) || !is_removable_op(n->target())) continue;
-    LATHE_RETURN_IF_ERROR(rw.erase_node(n));
-    changed = true;
+  // Whether an op may be dropped depends on its name only: judge each
+  // distinct op once (a graph has few), not every node.
+  std::unordered_map<OpTarget, bool> removable;
+  auto is_removable = [&](OpTarget op) {
+    auto [it, fresh] = removable.try_emplace(op, false);
+    if (fresh) it->second = is_removable_op(op.str());
+    return it->second;
+  };
+  // Last to first; only the current node is ever erased, so its
+  // predecessor, read first, stays valid.
+  for (Node* n = graph.last_node(); n;) {
+    Node* prev = n->prev_node();
+    if (!has_uses(n) && is_removable(n->op_target())) {
+      LATHE_RETURN_IF_ERROR(rw.erase_node(n));
+      changed = true;
+    }
+    n = prev;
   }
   return changed;
 }
