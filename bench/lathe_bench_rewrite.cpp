@@ -13,6 +13,10 @@
 // --verify); the result is then checked untimed: op counts, the output is a
 // linear, no candidate was refused, and with --verify the full verify()
 // (slow at this size: it is not part of the figure).
+//
+// To profile only the timed part, start the bench under
+//   perf record -D -1 --control fifo:CTL ...  with LATHE_PERF_CTL=CTL
+// (a named pipe): the bench writes "enable" to it when the passes start.
 #include <time.h>
 
 #include <chrono>
@@ -118,6 +122,12 @@ int main(int argc, char** argv) {
   pm.add(std::make_unique<RemoveDeadCode>());
   PassContext ctx;
   ctx.set_record_rewrites(false);  // as without --explain
+  if (const char* ctl = std::getenv("LATHE_PERF_CTL")) {
+    if (FILE* f = std::fopen(ctl, "w")) {
+      std::fputs("enable\n", f);
+      std::fclose(f);
+    }
+  }
   t0 = std::chrono::steady_clock::now();
   double c0 = cpu_seconds();
   Result<bool> r = pm.run(ep, "forward", ctx);

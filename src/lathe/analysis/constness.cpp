@@ -71,14 +71,47 @@ Constness::Constness(const ExportedProgram& program) : ep_(&program), graph_(&pr
   }
 }
 
+void Constness::build_origins() const {
+  origins_.clear();
+  stale_lookups_ = 0;
+  origins_version_ = graph_->inputs_version();
+  origins_.reserve(ep_->input_specs.size());
+  for (const InputSpec& s : ep_->input_specs) origins_.push_back(spec_origin(s).origin);
+}
+
 Constness::Input Constness::classify(const Value* v) const {
+  if (!ep_ || !v || v->graph() != graph_ || !v->is_placeholder()) return Input{};
+  const uint32_t i = v->input_index();
+  if (i == Value::kNotAnInput || i >= ep_->input_specs.size()) return Input{};
+  if (origins_.empty() || origins_version_ != graph_->inputs_version()) {
+    // First use, or the inputs changed since the sweep.
+    if (!origins_.empty() && ++stale_lookups_ <= origins_.size() / 8 + 8) return classify_spec(v);
+    build_origins();
+  }
+  if (i >= origins_.size()) return classify_spec(v);
+  const Origin origin = origins_[i];
+  // What only some parameters and buffers need (is it mutated, whose
+  // storage does it share) comes from the spec.
+  if (origin == Origin::MutableBuffer || (origin == Origin::Parameter && !mutated_params_.empty()))
+    return classify_spec(v);
+  Input in;
+  in.origin = origin;
+  in.spec = &ep_->input_specs[i];  // its address only: the spec is not read here
+  return in;
+}
+
+Constness::Input Constness::classify_spec(const Value* v) const {
   Input in;
   // A bare graph, a value of another graph, or a broken signature (more
   // inputs than specs): classify nothing.
   if (!ep_ || !v || v->graph() != graph_ || !v->is_placeholder()) return in;
   const uint32_t i = v->input_index();
   if (i == Value::kNotAnInput || i >= ep_->input_specs.size()) return in;
-  const InputSpec& s = ep_->input_specs[i];
+  return spec_origin(ep_->input_specs[i]);
+}
+
+Constness::Input Constness::spec_origin(const InputSpec& s) const {
+  Input in;
   in.spec = &s;
   switch (s.kind) {
     case InputKind::Parameter:

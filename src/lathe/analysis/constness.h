@@ -17,6 +17,7 @@
 //                                input or the node that makes it runtime
 #pragma once
 
+#include <cstdint>
 #include <set>
 #include <string>
 #include <string_view>
@@ -29,7 +30,7 @@
 
 namespace lathe {
 
-enum class Origin { UserInput, Parameter, ConstantBuffer, MutableBuffer, LiftedConstant, Computed, Unknown };
+enum class Origin : uint8_t { UserInput, Parameter, ConstantBuffer, MutableBuffer, LiftedConstant, Computed, Unknown };
 
 std::string_view origin_name(Origin origin);  // "user_input", "parameter", "constant_buffer", ...
 
@@ -70,9 +71,25 @@ class Constness {
   bool weight(const Value* v, int depth) const;
   std::string explain(const Value* v, int depth) const;
   // Classifies a placeholder from its spec, found by its input position
-  // (Value::input_index), when asked: no per-input table is built, so a
-  // program with a million parameters costs nothing until a pass looks.
+  // (Value::input_index).
   Input classify(const Value* placeholder) const;
+  // The same, reading the spec itself.
+  Input classify_spec(const Value* placeholder) const;
+  Input spec_origin(const InputSpec& spec) const;
+  // Origins by input position, taken from the signature in one sequential
+  // sweep the first time a placeholder is classified (a program with a
+  // million parameters costs nothing until a pass looks). Reading each
+  // parameter's spec as a pass meets it was a cache miss per weight: the
+  // specs are large and far from the nodes. The table holds while the
+  // graph's inputs are unchanged (Graph::inputs_version); after a change,
+  // placeholders are classified from their spec until such lookups are
+  // frequent enough to pay for a new sweep. (Like the mutation sets above,
+  // it is the signature as first read: a spec edited in place later, not
+  // through an input change, is not seen.)
+  void build_origins() const;
+  mutable std::vector<Origin> origins_;
+  mutable uint64_t origins_version_ = 0;
+  mutable size_t stale_lookups_ = 0;
 
   const ExportedProgram* ep_ = nullptr;
   const Graph* graph_;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "lathe/ir/graph_builder.h"
+#include "lathe/ir/rewriter.h"
 
 namespace lathe {
 namespace {
@@ -51,6 +52,43 @@ TEST(ConstnessTest, OriginsFollowTheSignature) {
   EXPECT_EQ(k.describe(w), "parameter 'w'");
   EXPECT_EQ(k.describe(c), "lifted constant 'lifted_tensor_0'");
   EXPECT_EQ(origin_name(Origin::MutableBuffer), "mutable_buffer");
+}
+
+// Constness keeps the inputs' origins in a table by position, read once.
+// Inputs added and removed while it is alive shift every later position:
+// each placeholder must still be classified from its own spec, before and
+// after the table is redone (enough lookups after a change trigger that).
+TEST(ConstnessTest, InputsAddedAndRemovedLaterAreClassifiedByTheirOwnSpec) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  std::vector<Value*> params;
+  for (int i = 0; i < 40; ++i) params.push_back(b.parameter("w" + std::to_string(i), {2}));
+  Value* x = b.user_input("x", {2});
+  b.user_output(b.call("aten.add.Tensor", {{"self", x}, {"other", params[0]}}, {2}));
+  Constness k(ep);
+  EXPECT_EQ(k.origin(params[39]), Origin::Parameter);  // the table is made here
+  EXPECT_EQ(k.origin(x), Origin::UserInput);
+
+  Rewriter rw(ep);
+  Tensor t = Tensor::empty(DType::Float32, {2});
+  // A lifted constant goes after the parameters: x moves one place on.
+  Result<Value*> c = rw.add_constant("c0", t);
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  // Many lookups: the first are answered from the specs, then the table is
+  // redone; either way every answer must be right.
+  for (int round = 0; round < 3; ++round) {
+    EXPECT_EQ(k.origin(x), Origin::UserInput);
+    EXPECT_EQ(k.origin(*c), Origin::LiftedConstant);
+    for (Value* p : params) ASSERT_EQ(k.origin(p), Origin::Parameter) << p->name();
+  }
+  // Removing an unused parameter moves everything after it back a place.
+  ASSERT_TRUE(rw.remove_input(params[39]).ok());
+  EXPECT_EQ(k.origin(x), Origin::UserInput);
+  EXPECT_EQ(k.origin(*c), Origin::LiftedConstant);
+  EXPECT_EQ(k.origin(params[38]), Origin::Parameter);
+  for (int i = 0; i < 40; ++i) EXPECT_EQ(k.origin(x), Origin::UserInput);
+  EXPECT_TRUE(k.is_compile_time_constant(*c));
+  EXPECT_FALSE(k.is_compile_time_constant(x));
 }
 
 TEST(ConstnessTest, BufferSharingStorageWithAMutatedBuffer_NEG) {

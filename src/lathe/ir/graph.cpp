@@ -93,6 +93,7 @@ Value* Graph::insert_placeholder(ValueKind kind, const std::string& name, size_t
 }
 
 void Graph::renumber_inputs(size_t from) {
+  ++inputs_version_;  // every insertion and removal comes through here
   for (size_t i = from; i < inputs_.size(); ++i)
     inputs_[i].for_each_value([&](Value* v) { v->input_index_ = static_cast<uint32_t>(i); });
 }

@@ -30,6 +30,9 @@ class Graph {
 
   // ---- inputs ----------------------------------------------------------
   const std::vector<Argument>& inputs() const { return inputs_; }
+  // Changes whenever an input is inserted or removed: analyses that index
+  // inputs by position know when to look again.
+  uint64_t inputs_version() const { return inputs_version_; }
   // Creates a placeholder value and inserts its argument at `position`
   // (default: the end). The name is made unique if taken.
   Value* insert_placeholder(ValueKind kind, const std::string& name, size_t position = SIZE_MAX);
@@ -77,6 +80,10 @@ class Graph {
   // Placeholder values, in input order (literal inputs skipped).
   std::vector<Value*> placeholders() const;
   Value* find_value(std::string_view name) const;
+  // Carries out work deferred by erasures (the name index settles itself
+  // on the next lookup anyway; this is for timing a pass's whole cost, and
+  // before the graph is read from several threads).
+  void settle() const { names_.settle(); }
   // A name not yet used in this graph, derived from `base`.
   std::string unique_name(const std::string& base);
   // Renames a value; fails if the name is taken.
@@ -115,6 +122,7 @@ class Graph {
   Node* head_ = nullptr;
   Node* tail_ = nullptr;
   size_t node_count_ = 0;
+  uint64_t inputs_version_ = 1;
   // Keyed by each value's own name (values never move), so a large graph
   // does not store every name twice.
   NameIndex names_;

@@ -17,6 +17,7 @@ size_t NameIndex::probe(std::string_view name, uint64_t hash) const {
 }
 
 Value* NameIndex::find(std::string_view name) const {
+  settle();
   if (size_ == 0) return nullptr;
   return slots_[probe(name, hash_of(name))].value;
 }
@@ -34,6 +35,7 @@ void NameIndex::grow() {
 }
 
 void NameIndex::insert(Value* value) {
+  settle();
   if (2 * (size_ + 1) > slots_.size()) grow();
   const uint64_t h = hash_of(value->name());
   Slot& s = slots_[probe(value->name(), h)];
@@ -43,14 +45,48 @@ void NameIndex::insert(Value* value) {
 
 void NameIndex::erase(const Value* value) {
   if (size_ == 0 || !value) return;
-  const size_t mask = slots_.size() - 1;
   const uint64_t h = hash_of(value->name());
-  for (size_t i = h & mask; slots_[i].value; i = (i + 1) & mask) {
+  if (slots_.size() >= kDeferFrom) {
+    pending_.push_back(Slot{h, const_cast<Value*>(value)});
+    return;
+  }
+  settle();
+  erase_entry(h, value);
+}
+
+void NameIndex::erase_entry(uint64_t hash, const Value* value) {
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = hash & mask; slots_[i].value; i = (i + 1) & mask) {
     if (slots_[i].value == value) {
       remove_at(i);
       return;
     }
   }
+}
+
+void NameIndex::settle() const {
+  // Logically const: the entries recorded as erased are already gone from
+  // the index's point of view.
+  if (!pending_.empty()) const_cast<NameIndex*>(this)->settle_pending();
+}
+
+void NameIndex::settle_pending() {
+  // Sort by home slot (radix, 11 bits a pass: the keys are slot numbers),
+  // then erase in that order: the table is walked once, front to back.
+  const size_t mask = slots_.size() - 1;
+  std::vector<Slot> sorted(pending_.size());
+  constexpr int kBits = 11;
+  constexpr size_t kBuckets = size_t{1} << kBits;
+  for (int shift = 0; (mask >> shift) != 0; shift += kBits) {
+    size_t count[kBuckets + 1] = {};
+    for (const Slot& p : pending_) ++count[((p.hash & mask) >> shift) % kBuckets + 1];
+    for (size_t b = 1; b <= kBuckets; ++b) count[b] += count[b - 1];
+    for (const Slot& p : pending_) sorted[count[((p.hash & mask) >> shift) % kBuckets]++] = p;
+    pending_.swap(sorted);
+  }
+  for (const Slot& p : pending_) erase_entry(p.hash, p.value);
+  pending_.clear();
+  pending_.shrink_to_fit();
 }
 
 void NameIndex::remove_at(size_t hole) {

@@ -56,6 +56,66 @@ TEST(NameIndex, AgreesWithAMapThroughCreateEraseAndRename) {
   EXPECT_EQ(g.find_value("nope"), nullptr);
 }
 
+// A large table defers erasures and settles them in one sweep on the next
+// lookup, insertion or settle(). Erase many, then check every name; create
+// values whose storage is the erased ones' (the pools reuse it) under the
+// erased names; rename across; all against the model.
+TEST(NameIndex, LargeGraphDeferredErasuresAgreeWithAMap) {
+  Graph g;
+  Value* x = g.insert_placeholder(ValueKind::Tensor, "x");
+  std::map<std::string, Value*> model{{"x", x}};
+  std::vector<Node*> nodes;
+  auto create = [&](const std::string& name) {
+    Node* n = g.create_node("torch.ops.aten.relu.default", {NamedArgument{"self", TensorRef{x}, ArgKind::Positional}});
+    Value* v = g.add_node_output(n, ValueKind::Tensor, name);
+    model[v->name()] = v;
+    nodes.push_back(n);
+    return v;
+  };
+  for (int i = 0; i < 50000; ++i) create("v" + std::to_string(i));  // table well past the deferral size
+  std::mt19937 rng(11);
+  std::vector<std::string> erased;
+  for (int round = 0; round < 3; ++round) {
+    // Erase about half the nodes, back to front (as remove_dead_code does).
+    std::vector<Node*> kept;
+    for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+      if (rng() % 2) {
+        kept.push_back(*it);
+        continue;
+      }
+      std::string name = (*it)->output()->name();
+      ASSERT_TRUE(g.erase_node(*it).ok());
+      model.erase(name);
+      erased.push_back(name);
+    }
+    nodes.assign(kept.rbegin(), kept.rend());
+    if (round == 1) g.settle();  // explicitly once; the other rounds settle on lookup
+    for (const auto& [name, v] : model) ASSERT_EQ(g.find_value(name), v) << "round " << round << " " << name;
+    for (size_t i = 0; i < erased.size(); i += 97) ASSERT_EQ(g.find_value(erased[i]), nullptr) << erased[i];
+    // New values under erased names, in reused storage.
+    for (size_t i = 0; i < 2000; ++i) {
+      Value* v = create(erased.back());
+      EXPECT_EQ(v->name(), erased.back());  // free again, so not renamed
+      erased.pop_back();
+    }
+    // Erase a few more, then rename others to their names.
+    for (int i = 0; i < 50; ++i) {
+      Node* n = nodes.back();
+      std::string freed = n->output()->name();
+      ASSERT_TRUE(g.erase_node(n).ok());
+      nodes.pop_back();
+      model.erase(freed);
+      Value* r = nodes[rng() % nodes.size()]->output();
+      std::string old = r->name();
+      ASSERT_TRUE(g.rename(r, freed).ok()) << old << " -> " << freed;
+      model.erase(old);
+      model[freed] = r;
+    }
+  }
+  for (const auto& [name, v] : model) EXPECT_EQ(g.find_value(name), v) << name;
+  EXPECT_EQ(g.find_value("v50000"), nullptr);
+}
+
 TEST(NameIndex, RenameToATakenNameIsRefusedAndChangesNothing_NEG) {
   Graph g;
   Value* a = g.insert_placeholder(ValueKind::Tensor, "a");

@@ -23,6 +23,15 @@
 
 namespace lathe {
 
+// Storage for pool chunks (at most kChunkBytes). A chunk of more than half
+// that gets a whole kChunkBytes, aligned to its size and, on Linux, advised
+// as a transparent huge page: walking a large graph touches nodes all over
+// its chunks, and with 4 KiB pages every few nodes cost a TLB miss (on a
+// virtual machine, a nested page walk).
+inline constexpr size_t kChunkBytes = size_t{2} << 20;
+void* allocate_chunk(size_t bytes);
+void free_chunk(void* p, size_t bytes);
+
 template <class T>
 class ObjectPool {
  public:
@@ -38,7 +47,7 @@ class ObjectPool {
       return s->storage;
     }
     if (used_ == capacity_) grow();
-    return chunks_.back()[used_++].storage;
+    return chunks_.back().get()[used_++].storage;
   }
   // Takes back storage from allocate() whose object was destroyed.
   void release(void* p) {
@@ -52,14 +61,21 @@ class ObjectPool {
     Slot* next;
     alignas(T) unsigned char storage[sizeof(T)];
   };
-  // Chunks double from 64 slots up to 4096: small graphs stay small.
+  // Chunks double from 64 slots up to 2 MiB: small graphs stay small, and
+  // a large graph's chunks are huge-page sized.
   void grow() {
-    capacity_ = std::min<size_t>(capacity_ ? capacity_ * 2 : 64, 4096);
-    chunks_.push_back(std::unique_ptr<Slot[]>(new Slot[capacity_]));  // not zeroed
+    capacity_ = std::min<size_t>(capacity_ ? capacity_ * 2 : 64, kChunkBytes / sizeof(Slot));
+    const size_t bytes = capacity_ * sizeof(Slot);
+    chunks_.push_back(ChunkPtr(static_cast<Slot*>(allocate_chunk(bytes)), FreeChunk{bytes}));
     used_ = 0;
   }
 
-  std::vector<std::unique_ptr<Slot[]>> chunks_;
+  struct FreeChunk {
+    size_t bytes = 0;
+    void operator()(Slot* p) const { free_chunk(p, bytes); }
+  };
+  using ChunkPtr = std::unique_ptr<Slot, FreeChunk>;
+  std::vector<ChunkPtr> chunks_;
   size_t used_ = 0, capacity_ = 0;  // of the last chunk
   Slot* free_ = nullptr;
 };

@@ -31,6 +31,9 @@ Result<bool> PassManager::run(ExportedProgram& program, const std::string& metho
       ctx.set_current(method, name);
       auto t0 = std::chrono::steady_clock::now();
       Result<bool> changed = pass->run(program, ctx);
+      // Work a pass left deferred (name-index erasures) is done, and
+      // timed, as part of it.
+      program.graph().settle();
       double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (!changed.ok()) return changed.error().context("pass '" + name + "' failed on method '" + method + "'");
       timings_.push_back(PassTiming{method, name, it, *changed, seconds});
