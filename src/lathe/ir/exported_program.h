@@ -16,6 +16,7 @@
 
 #include "lathe/ir/argument.h"
 #include "lathe/ir/graph.h"
+#include "lathe/ir/large_block.h"
 #include "lathe/ir/named_tensors.h"
 
 namespace lathe {
@@ -71,7 +72,9 @@ class ExportedProgram {
 
   // Aligned with graph().inputs() / graph().outputs(). Change through the
   // Rewriter (passes) or the reader; verify() checks the alignment.
-  std::vector<InputSpec> input_specs;
+  // (A program can have a million parameters, and passes ask each one's
+  // spec: large_block.h says why these live in their own pages.)
+  std::vector<InputSpec, LargeBlockAllocator<InputSpec>> input_specs;
   std::vector<OutputSpec> output_specs;
 
   // State. Parameters and persistent buffers form the state dict; tensor

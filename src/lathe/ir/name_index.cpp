@@ -23,7 +23,7 @@ Value* NameIndex::find(std::string_view name) const {
 }
 
 void NameIndex::grow() {
-  std::vector<Slot> old = std::move(slots_);
+  Slots old = std::move(slots_);
   slots_.assign(old.empty() ? 16 : old.size() * 2, Slot{});
   const size_t mask = slots_.size() - 1;
   for (const Slot& s : old) {
@@ -74,7 +74,7 @@ void NameIndex::settle_pending() {
   // Sort by home slot (radix, 11 bits a pass: the keys are slot numbers),
   // then erase in that order: the table is walked once, front to back.
   const size_t mask = slots_.size() - 1;
-  std::vector<Slot> sorted(pending_.size());
+  Slots sorted(pending_.size());
   constexpr int kBits = 11;
   constexpr size_t kBuckets = size_t{1} << kBits;
   for (int shift = 0; (mask >> shift) != 0; shift += kBits) {

@@ -24,6 +24,8 @@
 #include <string_view>
 #include <vector>
 
+#include "lathe/ir/large_block.h"
+
 namespace lathe {
 
 class Value;
@@ -64,11 +66,12 @@ class NameIndex {
   void grow();
   void settle_pending();
 
-  std::vector<Slot> slots_;  // size 0 or a power of two, at most half full
+  using Slots = std::vector<Slot, LargeBlockAllocator<Slot>>;
+  Slots slots_;  // size 0 or a power of two, at most half full
   size_t size_ = 0;
   // Deferred erasures: the hash and address of each erased value. Mutable:
   // a lookup settles them first.
-  mutable std::vector<Slot> pending_;
+  mutable Slots pending_;
 };
 
 }  // namespace lathe

@@ -24,10 +24,8 @@
 namespace lathe {
 
 // Storage for pool chunks (at most kChunkBytes). A chunk of more than half
-// that gets a whole kChunkBytes, aligned to its size and, on Linux, advised
-// as a transparent huge page: walking a large graph touches nodes all over
-// its chunks, and with 4 KiB pages every few nodes cost a TLB miss (on a
-// virtual machine, a nested page walk).
+// that gets a whole huge page (large_block.h): walking a large graph
+// touches nodes all over its chunks.
 inline constexpr size_t kChunkBytes = size_t{2} << 20;
 void* allocate_chunk(size_t bytes);
 void free_chunk(void* p, size_t bytes);

@@ -1,0 +1,40 @@
+#include "lathe/ir/large_block.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace lathe {
+namespace {
+
+TEST(LargeBlock, HugeBlocksAreAlignedZeroedAndWritable) {
+  for (size_t bytes : {kLargeBlockBytes, kHugePageBytes, 3 * kHugePageBytes + 12345}) {
+    auto* p = static_cast<unsigned char*>(map_large_block(bytes));
+    ASSERT_NE(p, nullptr);
+    const uintptr_t align = bytes >= kHugePageBytes ? kHugePageBytes : 4096;
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % align, 0u) << bytes;
+    EXPECT_EQ(p[0], 0);
+    EXPECT_EQ(p[bytes - 1], 0);
+    p[0] = 1;
+    p[bytes - 1] = 2;  // the whole requested size is mapped
+    EXPECT_EQ(p[0] + p[bytes - 1], 3);
+    unmap_large_block(p, bytes);
+  }
+}
+
+// A vector that grows from malloc-sized blocks into mapped ones keeps its
+// contents across every reallocation, and shrinks back.
+TEST(LargeBlock, VectorGrowsAcrossTheThresholdKeepingItsContents) {
+  std::vector<uint64_t, LargeBlockAllocator<uint64_t>> v;
+  const size_t n = 3 * kHugePageBytes / sizeof(uint64_t);
+  for (size_t i = 0; i < n; ++i) v.push_back(i * 2654435761u);
+  for (size_t i = 0; i < n; i += 4099) ASSERT_EQ(v[i], i * 2654435761u);
+  EXPECT_EQ(v.back(), (n - 1) * 2654435761u);
+  v.resize(10);
+  v.shrink_to_fit();
+  EXPECT_EQ(v[9], 9 * 2654435761u);
+}
+
+}  // namespace
+}  // namespace lathe
