@@ -26,14 +26,15 @@ TEST(LargeBlock, HugeBlocksAreAlignedZeroedAndWritable) {
 // A vector that grows from malloc-sized blocks into mapped ones keeps its
 // contents across every reallocation, and shrinks back.
 TEST(LargeBlock, VectorGrowsAcrossTheThresholdKeepingItsContents) {
+  constexpr uint64_t k = 2654435761u;
   std::vector<uint64_t, LargeBlockAllocator<uint64_t>> v;
   const size_t n = 3 * kHugePageBytes / sizeof(uint64_t);
-  for (size_t i = 0; i < n; ++i) v.push_back(i * 2654435761u);
-  for (size_t i = 0; i < n; i += 4099) ASSERT_EQ(v[i], i * 2654435761u);
-  EXPECT_EQ(v.back(), (n - 1) * 2654435761u);
+  for (size_t i = 0; i < n; ++i) v.push_back(i * k);
+  for (size_t i = 0; i < n; i += 4099) ASSERT_EQ(v[i], i * k);
+  EXPECT_EQ(v.back(), (n - 1) * k);
   v.resize(10);
   v.shrink_to_fit();
-  EXPECT_EQ(v[9], 9 * 2654435761u);
+  EXPECT_EQ(v[9], 9 * k);
 }
 
 }  // namespace
