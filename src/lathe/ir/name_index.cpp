@@ -46,12 +46,20 @@ void NameIndex::insert(Value* value) {
 void NameIndex::erase(const Value* value) {
   if (size_ == 0 || !value) return;
   const uint64_t h = hash_of(value->name());
-  if (slots_.size() >= kDeferFrom) {
-    pending_.push_back(Slot{h, const_cast<Value*>(value)});
+  if (slots_.size() < kDeferFrom) {
+    settle();
+    erase_entry(h, value);
     return;
   }
-  settle();
-  erase_entry(h, value);
+  __builtin_prefetch(&slots_[h & (slots_.size() - 1)], 1);
+  if (pending_count_ == kInFlight) {  // the oldest has had time to arrive
+    const Slot oldest = pending_[pending_head_];
+    pending_head_ = (pending_head_ + 1) % kInFlight;
+    --pending_count_;
+    erase_entry(oldest.hash, oldest.value);
+  }
+  pending_[(pending_head_ + pending_count_) % kInFlight] = Slot{h, const_cast<Value*>(value)};
+  ++pending_count_;
 }
 
 void NameIndex::erase_entry(uint64_t hash, const Value* value) {
@@ -65,28 +73,18 @@ void NameIndex::erase_entry(uint64_t hash, const Value* value) {
 }
 
 void NameIndex::settle() const {
-  // Logically const: the entries recorded as erased are already gone from
-  // the index's point of view.
-  if (!pending_.empty()) const_cast<NameIndex*>(this)->settle_pending();
+  // Logically const: the queued entries are already gone from the index's
+  // point of view.
+  if (pending_count_ != 0) const_cast<NameIndex*>(this)->settle_pending();
 }
 
 void NameIndex::settle_pending() {
-  // Sort by home slot (radix, 11 bits a pass: the keys are slot numbers),
-  // then erase in that order: the table is walked once, front to back.
-  const size_t mask = slots_.size() - 1;
-  Slots sorted(pending_.size());
-  constexpr int kBits = 11;
-  constexpr size_t kBuckets = size_t{1} << kBits;
-  for (int shift = 0; (mask >> shift) != 0; shift += kBits) {
-    size_t count[kBuckets + 1] = {};
-    for (const Slot& p : pending_) ++count[((p.hash & mask) >> shift) % kBuckets + 1];
-    for (size_t b = 1; b <= kBuckets; ++b) count[b] += count[b - 1];
-    for (const Slot& p : pending_) sorted[count[((p.hash & mask) >> shift) % kBuckets]++] = p;
-    pending_.swap(sorted);
+  while (pending_count_ != 0) {
+    const Slot oldest = pending_[pending_head_];
+    pending_head_ = (pending_head_ + 1) % kInFlight;
+    --pending_count_;
+    erase_entry(oldest.hash, oldest.value);
   }
-  for (const Slot& p : pending_) erase_entry(p.hash, p.value);
-  pending_.clear();
-  pending_.shrink_to_fit();
 }
 
 void NameIndex::remove_at(size_t hole) {

@@ -9,17 +9,21 @@
 // Linear probing; erase shifts the following entries back instead of
 // leaving tombstones, so lookups never slow down after many erases.
 //
-// Erasing from a large table is deferred. Each erase lands on a random slot
-// of a table too big for the cache, so removing half a million dead nodes
-// one by one was a cache miss each (two fifths of remove_dead_code's time).
-// Instead an erase records the value's hash and address while its name is
-// at hand, and the next lookup, insertion or settle() removes every recorded
-// entry in one sweep in slot order. Until then the recorded addresses are
-// only compared, never read, and the graph cannot reuse a value's storage
-// without first asking the index about the new value's name, which settles.
+// Erasing from a large table is pipelined. Each erase lands on a random
+// slot of a table too big for the cache, so removing half a million dead
+// nodes one after the other was a cache miss each, waited for in turn (two
+// fifths of remove_dead_code's time). Instead an erase computes the value's
+// hash while its name is at hand, asks the CPU to fetch the slot, and joins
+// a short queue; the erasure it displaces from the queue, issued a dozen
+// erasures earlier, finds its slot already fetched. Queued erasures are
+// carried out before any lookup or insertion, and by settle(). Until then
+// the queued addresses are only compared, never read, and the graph cannot
+// reuse a value's storage without first asking the index about the new
+// value's name, which settles.
 #pragma once
 
 #include <cstddef>
+#include <array>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -41,7 +45,7 @@ class NameIndex {
   // indexed: at once in a small table, at the next settle() in a large one.
   // The value may be destroyed right after.
   void erase(const Value* value);
-  // Carries out deferred erasures.
+  // Carries out queued erasures.
   void settle() const;
   size_t size() const {
     settle();
@@ -55,6 +59,8 @@ class NameIndex {
   };
   // Tables smaller than this erase at once (they fit in the cache).
   static constexpr size_t kDeferFrom = size_t{1} << 15;
+  // Erasures in flight: enough to overlap the memory latency of that many.
+  static constexpr size_t kInFlight = 16;
   static uint64_t hash_of(std::string_view name);
   // The slot holding `name`, or the empty slot where it would go.
   size_t probe(std::string_view name, uint64_t hash) const;
@@ -69,9 +75,10 @@ class NameIndex {
   using Slots = std::vector<Slot, LargeBlockAllocator<Slot>>;
   Slots slots_;  // size 0 or a power of two, at most half full
   size_t size_ = 0;
-  // Deferred erasures: the hash and address of each erased value. Mutable:
-  // a lookup settles them first.
-  mutable Slots pending_;
+  // Queued erasures (a ring): the hash and address of each erased value.
+  // Mutable: a lookup settles them first.
+  mutable std::array<Slot, kInFlight> pending_{};
+  mutable size_t pending_head_ = 0, pending_count_ = 0;
 };
 
 }  // namespace lathe

@@ -56,11 +56,12 @@ TEST(NameIndex, AgreesWithAMapThroughCreateEraseAndRename) {
   EXPECT_EQ(g.find_value("nope"), nullptr);
 }
 
-// A large table defers erasures and settles them in one sweep on the next
-// lookup, insertion or settle(). Erase many, then check every name; create
+// A large table queues erasures (a few in flight, their slots prefetched)
+// and carries them out before the next lookup or insertion, or at
+// settle(). Erase many, then check every name; create
 // values whose storage is the erased ones' (the pools reuse it) under the
 // erased names; rename across; all against the model.
-TEST(NameIndex, LargeGraphDeferredErasuresAgreeWithAMap) {
+TEST(NameIndex, LargeGraphQueuedErasuresAgreeWithAMap) {
   Graph g;
   Value* x = g.insert_placeholder(ValueKind::Tensor, "x");
   std::map<std::string, Value*> model{{"x", x}};

@@ -25,7 +25,6 @@ class OpTarget {
   explicit OpTarget(std::string_view name);
 
   const std::string& str() const { return *name_; }
-  operator const std::string&() const { return *name_; }  // NOLINT(implicit): reads like the string it names
   bool empty() const { return name_->empty(); }
 
   friend bool operator==(OpTarget a, OpTarget b) { return a.name_ == b.name_; }
