@@ -52,12 +52,7 @@ void NameIndex::erase(const Value* value) {
     return;
   }
   __builtin_prefetch(&slots_[h & (slots_.size() - 1)], 1);
-  if (pending_count_ == kInFlight) {  // the oldest has had time to arrive
-    const Slot oldest = pending_[pending_head_];
-    pending_head_ = (pending_head_ + 1) % kInFlight;
-    --pending_count_;
-    erase_entry(oldest.hash, oldest.value);
-  }
+  if (pending_count_ == kInFlight) erase_oldest_pending();  // its slot has had time to arrive
   pending_[(pending_head_ + pending_count_) % kInFlight] = Slot{h, const_cast<Value*>(value)};
   ++pending_count_;
 }
@@ -79,12 +74,14 @@ void NameIndex::settle() const {
 }
 
 void NameIndex::settle_pending() {
-  while (pending_count_ != 0) {
-    const Slot oldest = pending_[pending_head_];
-    pending_head_ = (pending_head_ + 1) % kInFlight;
-    --pending_count_;
-    erase_entry(oldest.hash, oldest.value);
-  }
+  while (pending_count_ != 0) erase_oldest_pending();
+}
+
+void NameIndex::erase_oldest_pending() {
+  const Slot oldest = pending_[pending_head_];
+  pending_head_ = (pending_head_ + 1) % kInFlight;
+  --pending_count_;
+  erase_entry(oldest.hash, oldest.value);
 }
 
 void NameIndex::remove_at(size_t hole) {

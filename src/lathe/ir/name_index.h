@@ -71,6 +71,8 @@ class NameIndex {
   void remove_at(size_t hole);
   void grow();
   void settle_pending();
+  // Carries out the queued erasure that has waited longest.
+  void erase_oldest_pending();
 
   using Slots = std::vector<Slot, LargeBlockAllocator<Slot>>;
   Slots slots_;  // size 0 or a power of two, at most half full
