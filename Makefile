@@ -5,17 +5,23 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 PYTHON ?= /usr/bin/python3
 
-.PHONY: all deps build demo test bench fixtures clean sanitize fuzz fuzz-build malformed
+.PHONY: all deps venv build demo test bench fixtures clean sanitize fuzz fuzz-build malformed
 
 all: build
 
 deps:
 	@bash scripts/setup-deps.sh
 
-$(BUILD)/CMakeCache.txt: | deps
-	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+# The pinned Python tools (PyTorch 2.13 CPU, numpy) in .venv: fixtures,
+# reference numbers and the PyTorch interop tests. Never used by the library.
+VENV_PYTHON = $(CURDIR)/.venv/bin/python
+venv:
+	@bash scripts/setup-venv.sh
 
-build: deps $(BUILD)/CMakeCache.txt
+$(BUILD)/CMakeCache.txt: | deps venv
+	cmake -S . -B $(BUILD) -DLATHE_PYTHON=$(VENV_PYTHON) $(CMAKE_FLAGS)
+
+build: deps venv $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
@@ -27,8 +33,9 @@ test: build
 bench: build
 	@bash scripts/bench.sh $(BUILD)
 
-fixtures: deps
-	$(PYTHON) tools/make_fixtures.py --out fixtures
+# Real torch.export 2.13 archives and their eager references (fixtures/README.md).
+fixtures: deps venv
+	$(VENV_PYTHON) tools/export_fixtures.py --out fixtures
 	$(PYTHON) tools/make_external_reference.py
 
 # The whole test suite in an AddressSanitizer + UndefinedBehaviorSanitizer build.

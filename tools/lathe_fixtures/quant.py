@@ -42,41 +42,51 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.library import Library, impl
 
-_LIB = Library("quantized_decomposed", "DEF")
-
-_LIB.define(
-    "dequantize_per_channel(Tensor input, Tensor scales, Tensor? zero_points, int axis, "
-    "int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor"
-)
-_LIB.define(
-    "dequantize_per_channel_group(Tensor input, Tensor scales, Tensor? zero_points, int quant_min, "
-    "int quant_max, ScalarType dtype, int group_size, ScalarType output_dtype) -> Tensor"
-)
+def _pytorch_has_decomposed_ops() -> bool:
+    """PyTorch 2.x registers the ops itself (torch.ao.quantization.fx._decomposed)."""
+    try:
+        import torch.ao.quantization.fx._decomposed  # noqa: F401
+    except ImportError:
+        return False
+    return hasattr(torch.ops.quantized_decomposed, "dequantize_per_channel_group")
 
 
-@impl(_LIB, "dequantize_per_channel", "CompositeExplicitAutograd")
-def dequantize_per_channel(input, scales, zero_points, axis, quant_min, quant_max, dtype, *, out_dtype=None):
-    assert input.dtype == dtype, (input.dtype, dtype)
-    perm = list(range(input.dim()))
-    perm[axis], perm[0] = 0, axis
-    x = input.permute(perm)
-    shape = [1] * x.dim()
-    shape[0] = scales.shape[0]
-    s = scales.view(shape)
-    res = (x - zero_points.view(shape)) * s if zero_points is not None else x * s
-    return res.to(out_dtype or torch.float32).permute(perm)
+if not _pytorch_has_decomposed_ops():
+    _LIB = Library("quantized_decomposed", "DEF")
+
+    _LIB.define(
+        "dequantize_per_channel(Tensor input, Tensor scales, Tensor? zero_points, int axis, "
+        "int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor"
+    )
+    _LIB.define(
+        "dequantize_per_channel_group(Tensor input, Tensor scales, Tensor? zero_points, int quant_min, "
+        "int quant_max, ScalarType dtype, int group_size, ScalarType output_dtype) -> Tensor"
+    )
 
 
-@impl(_LIB, "dequantize_per_channel_group", "CompositeExplicitAutograd")
-def dequantize_per_channel_group(w_int8, scales, zero_points, quant_min, quant_max, dtype, group_size, output_dtype):
-    assert group_size > 1 and w_int8.dim() == 2
-    if group_size > w_int8.shape[-1] and scales.shape[-1] == 1:
-        group_size = w_int8.shape[-1]
-    assert w_int8.shape[-1] % group_size == 0
-    grouped = w_int8.reshape(-1, group_size)
-    s = scales.reshape(-1, 1)
-    zp = zero_points.reshape(-1, 1) if zero_points is not None else torch.zeros([], dtype=torch.int32)
-    return grouped.sub(zp).mul(s).reshape_as(w_int8).to(output_dtype)
+    @impl(_LIB, "dequantize_per_channel", "CompositeExplicitAutograd")
+    def dequantize_per_channel(input, scales, zero_points, axis, quant_min, quant_max, dtype, *, out_dtype=None):
+        assert input.dtype == dtype, (input.dtype, dtype)
+        perm = list(range(input.dim()))
+        perm[axis], perm[0] = 0, axis
+        x = input.permute(perm)
+        shape = [1] * x.dim()
+        shape[0] = scales.shape[0]
+        s = scales.view(shape)
+        res = (x - zero_points.view(shape)) * s if zero_points is not None else x * s
+        return res.to(out_dtype or torch.float32).permute(perm)
+
+
+    @impl(_LIB, "dequantize_per_channel_group", "CompositeExplicitAutograd")
+    def dequantize_per_channel_group(w_int8, scales, zero_points, quant_min, quant_max, dtype, group_size, output_dtype):
+        assert group_size > 1 and w_int8.dim() == 2
+        if group_size > w_int8.shape[-1] and scales.shape[-1] == 1:
+            group_size = w_int8.shape[-1]
+        assert w_int8.shape[-1] % group_size == 0
+        grouped = w_int8.reshape(-1, group_size)
+        s = scales.reshape(-1, 1)
+        zp = zero_points.reshape(-1, 1) if zero_points is not None else torch.zeros([], dtype=torch.int32)
+        return grouped.sub(zp).mul(s).reshape_as(w_int8).to(output_dtype)
 
 
 SCHEMES = ("int8", "int4g32")
