@@ -54,7 +54,7 @@ TEST(InspectCli, TtsDurationPredictorMatchesManifest) {
   json m = json::parse(r.out)["methods"]["model"];
   EXPECT_EQ(m["ops"]["aten.addmm.default"], 2);
   EXPECT_EQ(m["ops"]["aten.mm.default"], 1);
-  EXPECT_EQ(m["ops"]["aten.permute.default"], 1);
+  EXPECT_EQ(m["ops"]["aten.permute.default"], 3);
   ASSERT_EQ(m["inputs"].size(), 5u);
   EXPECT_EQ(m["inputs"][0]["kind"], "parameter");
   EXPECT_EQ(m["inputs"][0]["target"], "encoder.weight");

@@ -24,6 +24,7 @@ TEST(OpsCli, ListsEveryOpTheFixturesUse) {
   int checked = 0;
   for (const auto& e : std::filesystem::directory_iterator(testing::source_path("fixtures"))) {
     if (e.path().extension() != ".pt2") continue;
+    if (!testing::fixture_runnable(e.path().stem().string())) continue;  // a user's custom op
     auto in = testing::run_lathe("inspect --json '" + e.path().string() + "'", err);
     ASSERT_EQ(in.exit_code, 0) << in.err;
     const json doc = json::parse(in.out);  // named: a temporary would die before the loop runs

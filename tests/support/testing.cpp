@@ -2,11 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include <unistd.h>
+
+#include <nlohmann/json.hpp>
 
 namespace lathe::testing {
 
@@ -61,6 +64,30 @@ std::vector<std::string> atomic_write_temporaries(const std::string& dir) {
     std::string name = e.path().filename().string();
     if (name.find(".tmp-") != std::string::npos) out.push_back(name);
   }
+  return out;
+}
+
+std::vector<std::string> fixture_names() {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(source_path("fixtures")))
+    if (e.path().extension() == ".pt2") out.push_back(e.path().stem().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool fixture_runnable(const std::string& name) {
+  static const nlohmann::json manifest = nlohmann::json::parse(read_text(source_path("fixtures/manifest.json")));
+  if (!manifest.contains(name)) {
+    ADD_FAILURE() << "fixture '" << name << "' is not in fixtures/manifest.json";
+    return false;
+  }
+  return manifest[name].value("runnable", true);
+}
+
+std::vector<std::string> runnable_fixture_names() {
+  std::vector<std::string> out;
+  for (const std::string& n : fixture_names())
+    if (fixture_runnable(n)) out.push_back(n);
   return out;
 }
 

@@ -300,7 +300,8 @@ FIXTURES: List[Fixture] = [
             decompose=True),
     Fixture("two_methods", "autoencoder with methods encode and decode (no forward), two programs in one archive "
             "(package_pt2)", shared.AutoEncoder,
-            OrderedDict(encode=Method("encode", randn_calls((2, 16))), decode=Method("decode", randn_calls((2, 4))))),
+            OrderedDict(encode=Method("encode", randn_calls((2, 16))), decode=Method("decode", randn_calls((2, 4)))),
+            decompose=True),
     Fixture("tied_embedding", "int64 tokens; embedding tied to the output head; a buffer aliasing another buffer's "
             "storage", shared.TiedEmbedding,
             _single(lambda g: [(torch.randint(0, 32, (1, 6), generator=g, dtype=torch.int64),)]), decompose=True),

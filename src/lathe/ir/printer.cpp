@@ -3,6 +3,8 @@
 #include <charconv>
 #include <cstdio>
 
+#include "lathe/ir/sym_expr.h"
+
 namespace lathe {
 
 namespace {
@@ -16,7 +18,7 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep = "
   return s;
 }
 
-std::string format_dim(const SymDim& d) { return d.is_concrete() ? std::to_string(d.value()) : d.expr().expr; }
+std::string format_dim(const SymDim& d) { return d.is_concrete() ? std::to_string(d.value()) : readable_sym_expr(d.expr().expr); }
 
 std::string format_dims(const std::vector<SymDim>& dims) {
   std::vector<std::string> parts;

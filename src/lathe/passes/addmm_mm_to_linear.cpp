@@ -38,6 +38,7 @@
 #include "lathe/core/log.h"
 #include "lathe/ir/printer.h"
 #include "lathe/ir/rewriter.h"
+#include "lathe/ir/sym_expr.h"
 
 namespace lathe {
 
@@ -88,7 +89,7 @@ std::optional<std::string> not_one(const Node* n, std::string_view name) {
 std::string dims_text(const std::vector<SymDim>& sizes) {
   std::string s = "[";
   for (size_t i = 0; i < sizes.size(); ++i)
-    s += (i ? ", " : "") + (sizes[i].is_concrete() ? std::to_string(sizes[i].value()) : sizes[i].expr().expr);
+    s += (i ? ", " : "") + (sizes[i].is_concrete() ? std::to_string(sizes[i].value()) : readable_sym_expr(sizes[i].expr().expr));
   return s + "]";
 }
 

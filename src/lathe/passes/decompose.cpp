@@ -10,9 +10,8 @@
 //                                             %y = aten.view(%addmm, [B, T, N])
 //
 // The forms are the ones torch.export's core ATen decomposition gives (2.x
-// exports; what torch 1.13 traces for the fixtures, with permute where 1.13
-// wrote t). Every rule needs concrete shapes and keeps anything else, with a
-// reason:
+// exports). Every rule needs concrete shapes, except a 2-D linear (whose
+// batch may stay symbolic), and keeps anything else, with a reason:
 //   linear.default        2-D input: permute + addmm (mm without bias);
 //                         N-D input: permute + view + addmm/mm + view
 //                         (reshape instead of the first view when the input
@@ -161,18 +160,25 @@ class Decomposer {
     Value* x = tensor_arg(n, "input");
     Value* w = tensor_arg(n, "weight");
     Value* b = tensor_arg(n, "bias");
-    auto xs = sizes_of(x), ws = sizes_of(w), out = sizes_of(n->output());
-    if (!x || !w || !n->output()) return std::string("its tensor arguments are not where the aten schema puts them");
-    if (!xs || !ws || !out) return std::string("its shapes are not concrete");
+    if (!x || !w || !n->output() || !x->meta()) {
+      return std::string("its tensor arguments are not where the aten schema puts them");
+    }
+    auto ws = sizes_of(w);
+    if (!ws) return std::string("its weight's shape is not concrete");
     if (ws->size() != 2) return "weight '" + w->name() + "' is " + std::to_string(ws->size()) + "-D, not 2-D";
-    if (xs->size() < 2) return "input '" + x->name() + "' is " + std::to_string(xs->size()) + "-D";
+    const size_t x_rank = x->meta()->sizes.size();
+    if (x_rank < 2) return "input '" + x->name() + "' is " + std::to_string(x_rank) + "-D";
+    // A 2-D input needs no sizes (a dynamic batch stays symbolic); a larger
+    // one is flattened to 2-D, which needs them all.
+    auto xs = sizes_of(x), out = sizes_of(n->output());
+    if (x_rank > 2 && (!xs || !out)) return std::string("its input shape is not concrete");
     LATHE_ASSIGN_OR_RETURN(Value * wt, permute(w, {1, 0}, n));
     const char* mm_op = b ? "addmm.default" : "mm.default";
     auto mm_args = [&](Value* lhs) {
       if (b) return std::vector<NamedArgument>{pos("self", TensorRef{b}), pos("mat1", TensorRef{lhs}), pos("mat2", TensorRef{wt})};
       return std::vector<NamedArgument>{pos("self", TensorRef{lhs}), pos("mat2", TensorRef{wt})};
     };
-    if (xs->size() == 2) {
+    if (x_rank == 2) {
       LATHE_RETURN_IF_ERROR(rw_.retarget(n, aten(mm_op), mm_args(x)));
       return std::string("into permute + ") + (b ? "addmm" : "mm");
     }

@@ -130,15 +130,31 @@ TEST(DecomposeTest, LinearThatCannotBeDecomposedIsKept_NEG) {
   Value* w = b.parameter("w", {6, 4});
   Value* x = b.user_input("x", {4});
   b.user_output(linear(b, x, w, nullptr, {6}));
-  Value* y = b.user_input("y", GraphBuilder::tensor_meta(DType::Float32, {SymDim(SymExpr{"s0", int64_t{3}}), SymDim(4)}));
+  // 3-D with a symbolic batch: flattening it would need the symbolic size.
+  const SymDim s0(SymExpr{"s0", int64_t{3}});
+  Value* y = b.user_input("y", GraphBuilder::tensor_meta(DType::Float32, {s0, SymDim(2), SymDim(4)}));
   b.user_output(b.call("aten.linear.default", {{"input", y}, {"weight", w}},
-                       GraphBuilder::tensor_meta(DType::Float32, {SymDim(SymExpr{"s0", int64_t{3}}), SymDim(6)})));
+                       GraphBuilder::tensor_meta(DType::Float32, {s0, SymDim(2), SymDim(6)})));
   std::string before = print_program(ep);
   PassRun r = run_pass(ep, std::make_unique<Decompose>());
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(print_program(ep), before);
   EXPECT_EQ(r.kept, (std::vector<std::string>{"aten.linear.default 'linear' kept: input 'x' is 1-D",
-                                              "aten.linear.default 'linear_1' kept: its shapes are not concrete"}));
+                                              "aten.linear.default 'linear_1' kept: its input shape is not concrete"}));
+}
+
+TEST(DecomposeTest, TwoDimensionalLinearWithASymbolicBatchIsDecomposed) {
+  // torch.export with a Dim on the batch: [s0, 4] @ w.T needs no sizes.
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* w = b.parameter("w", {6, 4});
+  const SymDim s0(SymExpr{"s0", int64_t{3}});
+  Value* x = b.user_input("x", GraphBuilder::tensor_meta(DType::Float32, {s0, SymDim(4)}));
+  b.user_output(b.call("aten.linear.default", {{"input", x}, {"weight", w}},
+                       GraphBuilder::tensor_meta(DType::Float32, {s0, SymDim(6)})));
+  PassRun r = run_pass(ep, std::make_unique<Decompose>());
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(op_histogram(ep.graph()), (std::map<std::string, int>{{"mm", 1}, {"permute", 1}}));
 }
 
 TEST(DecomposeTest, MatmulByRank) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "lathe/ir/sym_expr.h"
 #include "lathe/runtime/kernel_call.h"
 #include "lathe/runtime/kernels/util.h"
 #include "lathe/runtime/memory_plan.h"
@@ -133,7 +134,7 @@ Status check_user_input(const IoInfo& info, const EValue& v, size_t index) {
   if (m.dtype != t.dtype || !shape_ok) {
     std::string expected = "[";
     for (size_t d = 0; d < m.sizes.size(); ++d) {
-      expected += (d ? ", " : "") + (m.sizes[d].is_concrete() ? std::to_string(m.sizes[d].value()) : m.sizes[d].expr().expr);
+      expected += (d ? ", " : "") + (m.sizes[d].is_concrete() ? std::to_string(m.sizes[d].value()) : readable_sym_expr(m.sizes[d].expr().expr));
     }
     return make_error(where + ": expected " + std::string(dtype_name(m.dtype)) + " " + expected + "], got " +
                       std::string(dtype_name(t.dtype)) + " " + shape_string(t.sizes));
