@@ -30,7 +30,7 @@ TEST(Npy, ReadsAndReproducesNumPyFiles) {
     DType dtype;
     std::vector<int64_t> shape;
   };
-  for (const F& f : {F{"fixtures/mlp.ref/model/call_0/input_0.npy", DType::Float32, {1, 64}},
+  for (const F& f : {F{"fixtures/mlp.ref/model/call_0/input_0.npy", DType::Float32, {2, 64}},
                      F{"fixtures/tied_embedding.ref/model/call_0/input_0.npy", DType::Int64, {1, 6}},
                      F{"fixtures/convnet.ref/model/call_0/input_0.npy", DType::Float32, {1, 3, 64, 64}}}) {
     const std::string path = testing::source_path(f.path);
