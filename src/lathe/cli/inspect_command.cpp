@@ -147,6 +147,7 @@ std::string inspect_json(const Program& program) {
       in["name"] = spec.kind == InputKind::ConstantInput ? spec.target : value_name(g.inputs()[i]);
       in["kind"] = std::string(input_kind_name(spec.kind));
       in["target"] = spec.target.empty() || spec.kind == InputKind::ConstantInput ? Json(nullptr) : Json(spec.target);
+      if (spec.kind == InputKind::Buffer) in["persistent"] = spec.persistent;
       inputs.push_back(std::move(in));
     }
     mj["inputs"] = std::move(inputs);
