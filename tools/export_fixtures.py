@@ -21,6 +21,7 @@ import argparse
 import copy
 import hashlib
 import json
+import operator
 import os
 import shutil
 import sys
@@ -39,6 +40,22 @@ from torch.export.pt2_archive._package import package_pt2  # noqa: E402
 from torch_fixtures.models import FIXTURES, FIXTURES_BY_NAME, Fixture  # noqa: E402
 
 RTOL, ATOL = 1e-4, 1e-5
+
+# Every archive generation the fixtures hold (fixtures/README.md).
+GENERATIONS = OrderedDict(
+    [
+        ("2.13", OrderedDict([("file", "<name>.pt2"), ("schema_version", "8.20"), ("written_by", "PyTorch 2.13.0 "
+                              "torch.export.save / package_pt2 (tools/export_fixtures.py)")])),
+        ("2.9", OrderedDict([("file", "../../shared/external/pt2/linear_torch2.9.pt2"), ("schema_version", "8.12"),
+                             ("written_by", "PyTorch 2.9.0a0 (ExecuTorch's test data)")])),
+        ("2.8", OrderedDict([("file", "pt2-2.8/<name>.pt2"), ("schema_version", "8.1"),
+                             ("written_by", "synthesized on torch 1.13 (tools/make_fixtures.py)")])),
+        ("legacy", OrderedDict([("file", "legacy-2.4/<name>.pt2"), ("schema_version", "8.1"),
+                                ("written_by", "synthesized on torch 1.13 (tools/make_fixtures.py)")])),
+        ("2.2", OrderedDict([("file", "../../shared/external/pt2/hades_pid_exported_program.pt2"),
+                             ("schema_version", "2"), ("written_by", "PyTorch 2.2-era torch.export.save")])),
+    ]
+)
 
 
 def method_module(module, attr):
@@ -121,12 +138,16 @@ def check_loaded(path, fx: Fixture, eps, calls_by_method, outs_by_method):
 
 
 def op_histogram(gm):
+    """Node targets as the archive names them (getitem is not a node there:
+    the serializer folds it into its producer's outputs)."""
     ops = Counter()
     for node in gm.graph.nodes:
-        if node.op == "call_function":
-            ops[str(node.target) if not hasattr(node.target, "_schema") else "torch.ops." + str(node.target)] += 1
-        for sub in (getattr(gm, a) for a in dir(gm) if isinstance(getattr(gm, a, None), torch.fx.GraphModule)):
-            pass
+        if node.op != "call_function" or node.target is operator.getitem:
+            continue
+        if isinstance(node.target, torch._ops.HigherOrderOperator):
+            ops["torch.ops.higher_order." + node.target.name()] += 1
+        else:
+            ops["torch.ops." + str(node.target)] += 1
     return OrderedDict(sorted(ops.items()))
 
 
@@ -239,13 +260,18 @@ def main(argv=None):
     torch.set_num_threads(1)
     os.makedirs(args.out, exist_ok=True)
     manifest_path = os.path.join(args.out, "manifest.json")
-    manifest = OrderedDict()
+    old = OrderedDict()
     if os.path.exists(manifest_path):
         with open(manifest_path) as f:
-            manifest = json.load(f, object_pairs_hook=OrderedDict)
+            old = json.load(f, object_pairs_hook=OrderedDict)
+    built = OrderedDict()
     for n in names:
-        manifest[n] = build_fixture(FIXTURES_BY_NAME[n], args.out)
+        built[n] = build_fixture(FIXTURES_BY_NAME[n], args.out)
         print("wrote %s/%s.pt2" % (args.out, n))
+    manifest = OrderedDict([("generations", GENERATIONS)])
+    for fx in FIXTURES:
+        if fx.name in built or fx.name in old:
+            manifest[fx.name] = built.get(fx.name) or old[fx.name]
     with open(manifest_path, "w") as f:
         json.dump(manifest, f, indent=1)
         f.write("\n")

@@ -1,24 +1,19 @@
 #!/usr/bin/python3
-"""Generate Lathe's `.pt2` fixtures and their eager reference numbers.
+"""Synthesize the older `.pt2` generations that PyTorch 2.13 can no longer write.
 
-    /usr/bin/python3 tools/make_fixtures.py --out fixtures [--only name,...] [--format 2.9|2.8|legacy]
-        [--quantize-weights int8|int4g32]
+    /usr/bin/python3 tools/make_fixtures.py [--out fixtures] [--only name,...] [--format 2.8|legacy]
+    /usr/bin/python3 tools/make_fixtures.py --check [--out fixtures]
 
---quantize-weights SCHEME writes, for each fixture named by --only, the
-weight-only quantized variant <name>_<scheme> (see lathe_fixtures/quant.py):
-every Linear weight becomes int8 per channel (dequantize_per_channel) or
-4-bit groupwise (dequantize_per_channel_group) with symmetric scales from
-the float weights, and the reference outputs are PyTorch's with the
-dequantized weights. The committed variants (quant.COMMITTED) are part of
-the default set.
-
---format picks the archive generation (default 2.9; a comma-separated list
-writes several from one trace):
-  2.9     fixtures/<name>.pt2             PT2 archive, raw weight payloads + configs
-  2.8     fixtures/pt2-2.8/<name>.pt2     PT2 archive, torch.save weights/constants per method
-  legacy  fixtures/legacy-2.4/<name>.pt2  flat zip of PyTorch 2.4-2.7 (one program only)
-2.8 and legacy JSON uses exactly the export schema 8.1 field set. All
-generations of a fixture share <name>.ref/.
+Every archive Lathe claims for PyTorch 2.9 and newer comes from real PyTorch
+(``make fixtures``: tools/export_fixtures.py). This tool keeps the two
+older layouts, which PyTorch 2.13 cannot write, as the earlier releases wrote
+them, from Debian's torch 1.13 (which has no ``torch.export``):
+  2.8     OUT/pt2-2.8/<name>.pt2      PT2 archive, torch.save weights/constants per method
+  legacy  OUT/legacy-2.4/<name>.pt2   flat zip of PyTorch 2.4-2.7 (one program only)
+Both use exactly the export schema 8.1 field set. Each archive gets its own
+eager references beside it (OUT/pt2-2.8/<name>.ref/, ...). One trace feeds
+every generation; it is also serialized as a 2.9-layout twin in a scratch
+folder, only to check the older archives against it, never installed.
 
 Needs Debian's python3 with python3-torch (1.13) and torchvision; see
 fixtures/README.md for the layout of what is written.
@@ -30,6 +25,7 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 import zipfile
 from collections import OrderedDict
 from typing import List
@@ -253,13 +249,12 @@ def _parse_formats(ap, text: str) -> "List[serialize.SchemaProfile]":
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", default="fixtures", help="output directory (default: fixtures)")
+    ap.add_argument("--out", default="fixtures", help="where OUT/pt2-2.8/ and OUT/legacy-2.4/ are (default: fixtures)")
     ap.add_argument("--only", default="", help="comma-separated fixture names (default: all)")
     ap.add_argument(
         "--format",
         default=None,
-        help="archive generation(s) to write: %s, a comma-separated list, or all (default: 2.9; "
-        "with --check: every generation present)" % "|".join(serialize.PROFILES),
+        help="archive generation(s) to write: 2.8, legacy or both, comma-separated (default: both)",
     )
     ap.add_argument(
         "--quantize-weights",
@@ -297,34 +292,12 @@ def main(argv=None) -> int:
     if unknown:
         ap.error("unknown fixture(s): %s (known: %s)" % (", ".join(unknown), ", ".join(FIXTURES_BY_NAME)))
     if args.check:
-        profiles = _parse_formats(ap, args.format) if args.format else list(serialize.PROFILES.values())
-        n_checked = 0
-        for name in names:
-            ref = os.path.join(args.out, name + ".ref")
-            twin = os.path.join(args.out, serialize.PROFILES["2.9"].archive_name(name))
-            for profile in profiles:
-                path = os.path.join(args.out, profile.archive_name(name))
-                if not os.path.exists(path):
-                    if args.format:  # asked for explicitly
-                        print("%s: missing" % path, file=sys.stderr)
-                        return 1
-                    continue
-                gen = check.generation_of(path)
-                if gen != profile.name:
-                    print("%s: is a %s archive, its name says %s" % (path, gen, profile.name), file=sys.stderr)
-                    return 1
-                res = check.check_archive(path, ref)
-                extra = ""
-                if profile.name != "2.9" and os.path.exists(twin):
-                    check.compare_with_twin(path, twin)
-                    extra = ", matches its 2.9 twin"
-                print("%s ok (%s): %s%s" % (path, gen, ", ".join("%s x%d" % kv for kv in res.items()), extra))
-                n_checked += 1
-        if not n_checked:
-            print("no archives found", file=sys.stderr)
-            return 1
-        return 0
-    profiles = _parse_formats(ap, args.format or "2.9")
+        return check_installed(args.out, names)
+    profiles = _parse_formats(ap, args.format or "2.8,legacy")
+    if any(p.name == "2.9" for p in profiles):
+        ap.error("PyTorch 2.9 and newer archives come from real PyTorch: make fixtures (tools/export_fixtures.py)")
+    install_dir, args.out = args.out, tempfile.mkdtemp(prefix="lathe-synthesized-")
+    profiles = [serialize.PROFILES["2.9"]] + profiles  # the twin, in the scratch folder only
     torch.use_deterministic_algorithms(True)
     torch.set_num_threads(1)
 
@@ -386,6 +359,48 @@ def main(argv=None) -> int:
     with open(manifest_path, "w") as f:
         json.dump(ordered, f, indent=1)
         f.write("\n")
+    install(args.out, install_dir, plan)
+    shutil.rmtree(args.out)
+    return 0
+
+
+def install(scratch: str, out: str, plan) -> None:
+    """Copies each older-generation archive from the scratch folder to
+    OUT/<generation dir>/<name>.pt2, with the trace's references beside it."""
+    for fx, fx_profiles in plan:
+        for p in fx_profiles:
+            if p.name == "2.9":
+                continue
+            dest = os.path.join(out, p.archive_name(fx.name))
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+            shutil.copyfile(os.path.join(scratch, p.archive_name(fx.name)), dest)
+            ref = os.path.join(os.path.dirname(dest), fx.name + ".ref")
+            shutil.rmtree(ref, ignore_errors=True)
+            shutil.copytree(os.path.join(scratch, fx.name + ".ref"), ref)
+            print("installed %s" % dest)
+
+
+def check_installed(out: str, names) -> int:
+    """Re-checks every installed older-generation archive against its own
+    references (read back and executed from its JSON)."""
+    n_checked = 0
+    for name in names:
+        for profile in serialize.PROFILES.values():
+            if profile.name == "2.9":
+                continue
+            path = os.path.join(out, profile.archive_name(name))
+            if not os.path.exists(path):
+                continue
+            gen = check.generation_of(path)
+            if gen != profile.name:
+                print("%s: is a %s archive, its name says %s" % (path, gen, profile.name), file=sys.stderr)
+                return 1
+            res = check.check_archive(path, os.path.join(os.path.dirname(path), name + ".ref"))
+            print("%s ok (%s): %s" % (path, gen, ", ".join("%s x%d" % kv for kv in res.items())))
+            n_checked += 1
+    if not n_checked:
+        print("no archives found", file=sys.stderr)
+        return 1
     return 0
 
 

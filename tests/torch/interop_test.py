@@ -136,6 +136,14 @@ class Signature(Case):
                     self.assertEqual(doc["methods"][method]["inputs"], ins, method)
                     self.assertEqual(doc["methods"][method]["outputs"], outs, method)
 
+    def test_lathe_reads_the_ops_pytorch_exported(self):
+        for name in FIXTURES:
+            with self.subTest(name):
+                doc = json.loads(self.lathe_ok("inspect", "--json", fixture_path(name)).stdout)
+                for method, m in MANIFEST[name]["methods"].items():
+                    want = {k[len("torch.ops."):]: v for k, v in m["ops"].items()}
+                    self.assertEqual(doc["methods"][method]["ops"], want, method)
+
 
 class Convert(Case):
     def test_pytorch_loads_what_lathe_writes(self):
