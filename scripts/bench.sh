@@ -9,16 +9,16 @@ echo "== load: generated program, >= 100,000 nodes and >= 1 GB of weights =="
 "$build/lathe_bench_load" generate "$work/big.pt2" 50000 72
 "$build/lathe_bench_load" load "$work/big.pt2"
 
-# --- runtime: every fixture on the portable kernels vs PyTorch 1.13 eager ---
+# --- runtime: every fixture on the portable kernels vs PyTorch 2.13 eager ---
 # Same inputs (the fixture's call_0 reference inputs), same thread count,
 # same machine, one after the other. Each side warms up once, then reports
 # the median and p90 of $repeat calls.
 echo
-echo "== run: lathe run (portable kernels) vs PyTorch 1.13 eager, fixtures/*.pt2 =="
+echo "== run: lathe run (portable kernels) vs PyTorch 2.13 eager (.venv), fixtures/*.pt2 =="
 threads=${LATHE_BENCH_THREADS:-1}
 repeat=${LATHE_BENCH_REPEAT:-200}
 eager="$work/eager.txt"
-if ! /usr/bin/python3 tools/bench_eager.py --threads "$threads" --repeat "$repeat" >"$eager" 2>"$work/eager.err"; then
+if ! .venv/bin/python tools/bench_eager.py --threads "$threads" --repeat "$repeat" >"$eager" 2>"$work/eager.err"; then
   echo "(PyTorch eager unavailable: $(tail -1 "$work/eager.err"))"
   : >"$eager"
 fi
@@ -26,17 +26,19 @@ printf '%-24s %-7s %14s %14s %14s %14s %9s\n' fixture method "lathe med ms" "lat
 for archive in fixtures/*.pt2; do
   name=$(basename "$archive" .pt2)
   for method in $(ls "fixtures/$name.ref"); do
-    line=$("$build/lathe" run "$archive" --method "$method" --repeat "$repeat" --threads "$threads" | grep '^latency')
-    lmed=$(sed -E 's/.*median ([0-9.]+) ms.*/\1/' <<<"$line")
-    lp90=$(sed -E 's/.*p90 ([0-9.]+) ms.*/\1/' <<<"$line")
+    # (a fixture Lathe cannot run, such as a user's custom op, shows n/a)
+    line=$("$build/lathe" run "$archive" --method "$method" --repeat "$repeat" --threads "$threads" 2>/dev/null | grep '^latency' || echo "latency median n/a ms, p90 n/a ms")
+    lmed=$(sed -E 's/.*median ([0-9.]+|n\/a) ms.*/\1/' <<<"$line")
+    lp90=$(sed -E 's/.*p90 ([0-9.]+|n\/a) ms.*/\1/' <<<"$line")
     read -r emed ep90 < <(awk -v n="$name" -v m="$method" '$1 == n && $2 == m { print $3, $4 }' "$eager")
-    speedup=$(awk -v l="$lmed" -v e="${emed:-}" 'BEGIN { if (e == "" || l == 0) print "n/a"; else printf "%.2fx", e / l }')
+    speedup=$(awk -v l="$lmed" -v e="${emed:-}" 'BEGIN { if (e == "" || l == 0 || l == "n/a") print "n/a"; else printf "%.2fx", e / l }')
+    [ "$lmed" = "n/a" ] && speedup=n/a
     printf '%-24s %-7s %14s %14s %14s %14s %9s\n' "$name" "$method" "$lmed" "$lp90" "${emed:-n/a}" "${ep90:-n/a}" "$speedup"
   done
 done
 echo "(threads: $threads; speedup = eager median / lathe median; LATHE_BENCH_THREADS / LATHE_BENCH_REPEAT override)"
 
-# --- xnnpack: portable vs XNNPACK-lowered vs PyTorch 1.13 eager, and a large linear ---
+# --- xnnpack: portable vs XNNPACK-lowered vs PyTorch 2.13 eager, and a large linear ---
 # Same inputs (call_0 reference inputs), same thread count, one after the
 # other; eager figures are the ones measured above in this run. The
 # XNNPACK column is `lathe run --backend xnnpack` (lowered in memory,
@@ -44,19 +46,19 @@ echo "(threads: $threads; speedup = eager median / lathe median; LATHE_BENCH_THR
 # linear through Lathe (lowered, Executor::run) vs XNNPACK's
 # fully-connected operator called directly (bench/lathe_bench_xnnpack.cpp).
 echo
-echo "== xnnpack: lathe run portable vs XNNPACK-lowered vs PyTorch 1.13 eager, fixtures/*.pt2 =="
+echo "== xnnpack: lathe run portable vs XNNPACK-lowered vs PyTorch 2.13 eager, fixtures/*.pt2 =="
 printf '%-26s %-7s %12s %12s %12s %13s %9s\n' fixture method "portable ms" "xnnpack ms" "eager ms" "xnnpack/eager" delegates
 for archive in fixtures/*.pt2; do
   name=$(basename "$archive" .pt2)
   for method in $(ls "fixtures/$name.ref"); do
-    port=$("$build/lathe" run "$archive" --method "$method" --repeat "$repeat" --threads "$threads" 2>/dev/null | grep '^latency')
-    xout=$("$build/lathe" run "$archive" --method "$method" --repeat "$repeat" --threads "$threads" --backend xnnpack 2>&1)
-    xnn=$(grep '^latency' <<<"$xout")
+    port=$("$build/lathe" run "$archive" --method "$method" --repeat "$repeat" --threads "$threads" 2>/dev/null | grep '^latency' || echo "latency median n/a ms")
+    xout=$("$build/lathe" run "$archive" --method "$method" --repeat "$repeat" --threads "$threads" --backend xnnpack 2>&1 || true)
+    xnn=$(grep '^latency' <<<"$xout" || echo "latency median n/a ms")
     dels=$(sed -nE 's/^lowered to xnnpack: ([0-9]+) delegate.*holding ([0-9]+) node.*/\1 (\2 nodes)/p' <<<"$xout")
-    pmed=$(sed -E 's/.*median ([0-9.]+) ms.*/\1/' <<<"$port")
-    xmed=$(sed -E 's/.*median ([0-9.]+) ms.*/\1/' <<<"$xnn")
+    pmed=$(sed -E 's/.*median ([0-9.]+|n\/a) ms.*/\1/' <<<"$port")
+    xmed=$(sed -E 's/.*median ([0-9.]+|n\/a) ms.*/\1/' <<<"$xnn")
     read -r emed _ < <(awk -v n="$name" -v m="$method" '$1 == n && $2 == m { print $3, $4 }' "$eager")
-    ratio=$(awk -v x="$xmed" -v e="${emed:-}" 'BEGIN { if (e == "" || e == 0) print "n/a"; else printf "%.2fx", x / e }')
+    ratio=$(awk -v x="$xmed" -v e="${emed:-}" 'BEGIN { if (e == "" || e == 0 || x == "n/a") print "n/a"; else printf "%.2fx", x / e }')
     printf '%-26s %-7s %12s %12s %12s %13s %9s\n' "$name" "$method" "$pmed" "$xmed" "${emed:-n/a}" "$ratio" "${dels:-0}"
   done
 done
@@ -99,7 +101,7 @@ if [ "$fx_layers" != "$lathe_layers" ]; then
   lathe_same=$(lathe_median "$fx_layers")
   grep -v '^RATE' <<<"$lathe_same"
 fi
-if fx=$(${PYTHON:-/usr/bin/python3} tools/bench_fx_rewrite.py --layers "$fx_layers" 2>"$work/fx.err"); then
+if fx=$(${PYTHON:-.venv/bin/python} tools/bench_fx_rewrite.py --layers "$fx_layers" 2>"$work/fx.err"); then
   grep -v '^RATE' <<<"$fx"
   for col in 1 2; do
     what=$([ "$col" = 1 ] && echo "wall" || echo "CPU ")

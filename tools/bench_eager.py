@@ -1,10 +1,11 @@
-#!/usr/bin/python3
-"""PyTorch 1.13 eager latency of every fixture model, for `make bench`.
+#!/usr/bin/env python3
+"""PyTorch eager latency of every fixture model, for `make bench`.
 
-    /usr/bin/python3 tools/bench_eager.py [--fixtures fixtures] [--threads 1] [--repeat 200]
+    .venv/bin/python tools/bench_eager.py [--fixtures fixtures] [--threads 1] [--repeat 200]
 
-Rebuilds each fixture's nn.Module exactly as tools/make_fixtures.py does
-(same seed, eval mode), feeds it the reference inputs of call 0
+Runs with the project's pinned PyTorch (2.13, oneDNN/MKL inside; `make venv`).
+Rebuilds each fixture's nn.Module exactly as tools/export_fixtures.py does
+(same seed, same train/eval mode), feeds it the reference inputs of call 0
 (fixtures/<name>.ref/<method>/call_0/input_*.npy: the inputs `lathe run`
 uses) and times `module.<method>(*inputs)` under torch.no_grad(), one
 warm-up call first, like `lathe run --repeat`. Prints one line per method:
@@ -24,7 +25,7 @@ sys.path.insert(0, HERE)
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from lathe_fixtures.models import FIXTURES, Fixture  # noqa: E402
+from torch_fixtures.models import FIXTURES  # noqa: E402
 
 
 def load_inputs(ref_dir):
@@ -45,12 +46,12 @@ def main():
         if only and fx.name not in only:
             continue
         torch.manual_seed(fx.seed)
-        module = fx.build().eval()
-        for method in fx.methods:
+        module = fx.build().train(fx.train)
+        for method, m in fx.methods.items():
             inputs = load_inputs(os.path.join(args.fixtures, fx.name + ".ref", method))
-            fn = getattr(module, Fixture.attr_of(method))
+            fn = getattr(module, m.attr)
             times = []
-            with torch.no_grad():
+            with torch.inference_mode():
                 fn(*inputs)  # warm-up
                 for _ in range(args.repeat):
                     t0 = time.perf_counter()
