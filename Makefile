@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 PYTHON ?= /usr/bin/python3
 
-.PHONY: all deps venv build demo test bench fixtures clean sanitize fuzz fuzz-build malformed
+.PHONY: all deps venv build demo test bench fixtures fixtures-synthesized clean sanitize fuzz fuzz-build malformed
 
 all: build
 
@@ -33,10 +33,16 @@ test: build
 bench: build
 	@bash scripts/bench.sh $(BUILD)
 
+# The older generations PyTorch 2.13 cannot write (pt2-2.8/, legacy-2.4/),
+# synthesized with Debian's torch 1.13, installed for this target only.
+fixtures-synthesized:
+	@bash scripts/setup-deps.sh python3-torch python3-torchvision python3-numpy
+	/usr/bin/python3 tools/make_fixtures.py --out fixtures
+
 # Real torch.export 2.13 archives and their eager references (fixtures/README.md).
 fixtures: deps venv
 	$(VENV_PYTHON) tools/export_fixtures.py --out fixtures
-	$(PYTHON) tools/make_external_reference.py
+	$(VENV_PYTHON) tools/make_external_reference.py
 
 # The whole test suite in an AddressSanitizer + UndefinedBehaviorSanitizer build.
 ASAN_BUILD ?= build-asan

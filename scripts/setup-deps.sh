@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian packages Lathe needs, and only those that are missing.
+# Installs the Debian packages Lathe needs (and any named on the command
+# line), and only those that are missing.
 # Idempotent: a second run with everything present does nothing and asks no
 # registry. Debian packages only; nothing is downloaded from anywhere else.
 set -euo pipefail
@@ -12,9 +13,11 @@ packages=(
   libcli11-dev         # command-line parsing for `lathe`
   zlib1g-dev           # CRC-32 for zip entries, inflate for deflated entries
   libxnnpack-dev libpthreadpool-dev  # XNNPACK backend (src/lathe/backends); xnnpack.h includes pthreadpool.h
-  python3-torch python3-torchvision python3-numpy  # fixtures and reference numbers only
   clang libclang-rt-14-dev  # `make fuzz`: clang++ and libFuzzer's runtime (only a recommendation of clang)
 )
+# Extra packages a target asks for (e.g. `make fixtures-synthesized` needs
+# Debian's torch 1.13); PyTorch for tests and fixtures lives in .venv instead.
+packages+=("$@")
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,9 +1,8 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Reference numbers for the real PyTorch 2.2 archive in ../shared/external/pt2/.
 
-PyTorch can no longer load that archive (schema 2) and Debian's torch 1.13
-cannot export, so this evaluates the archive's own graph node by node with
-torch 1.13's ATen ops, on its own state dict (a torch.save zip), for two
+PyTorch can no longer load that archive (schema 2), so this evaluates the
+archive's own graph node by node with the project's PyTorch (2.13, .venv) ATen ops, on its own state dict (a torch.save zip), for two
 consecutive calls with the state carried, exactly as the exported module
 would run in training mode:
 
@@ -11,7 +10,7 @@ would run in training mode:
                                                   /output_<i>.npy       user outputs
                                                   /buffer_<fqn>.npy     buffers after the call
 
-Usage: /usr/bin/python3 tools/make_external_reference.py [--archive PATH] [--out DIR]
+Usage: .venv/bin/python tools/make_external_reference.py [--archive PATH] [--out DIR]
 """
 import argparse
 import io

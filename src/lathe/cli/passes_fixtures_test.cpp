@@ -191,7 +191,7 @@ TEST(PassesOnFixtures, WithoutFoldingTheComputedWeightStaysAnAddmm_NEG) {
   for (const auto& r : records) lines.push_back(r.message);
   EXPECT_EQ(lines, (std::vector<std::string>{
                        "mm 'mm' rewritten to linear (weight 'p_p2' is parameter 'p2')",
-                       "addmm 'addmm' kept: weight 't' is computed at run time by 'mm'",
+                       "addmm 'addmm' kept: weight 'permute_1' is computed at run time by 'mm'",
                    }));
 }
 
