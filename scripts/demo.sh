@@ -24,6 +24,10 @@ if has transform; then
   "$lathe" transform "$example" -o "$work/rewritten.pt2" --explain --verify
   say "3. The rewritten archive: its user output is now produced by a linear (the value keeps its name addmm_1), and the signature still agrees with the graph"
   "$lathe" inspect "$work/rewritten.pt2"
+  if [ -x .venv/bin/python ]; then
+    say "3b. PyTorch 2.13 loads the rewritten archive with its own loader (torch.export) and gets its own numbers back"
+    .venv/bin/python tools/torch_load_check.py "$work/rewritten.pt2" "${example%.pt2}.ref" 2> >(grep -v -i warn >&2)
+  fi
 fi
 
 if has run; then
