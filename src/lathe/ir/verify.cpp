@@ -312,10 +312,9 @@ std::string output_desc(size_t i, const OutputSpec& s, const std::string& value_
   return d + ", " + value_desc + ")";
 }
 
-std::string_view order_group(int order, bool input) {
-  static constexpr std::string_view kIn[] = {"tokens", "parameters", "buffers", "constants", "user inputs"};
+std::string_view output_group(int order) {
   static constexpr std::string_view kOut[] = {"tokens", "mutation outputs", "user outputs", "gradients"};
-  return input ? kIn[order] : kOut[order];
+  return kOut[order];
 }
 
 Status check_signature(const ExportedProgram& ep, const Checker& c, const std::string& where) {
@@ -331,23 +330,15 @@ Status check_signature(const ExportedProgram& ep, const Checker& c, const std::s
   std::unordered_map<std::string, size_t> state_names;  // params and buffers share one state namespace
   std::set<std::string> params, buffers, user_inputs;
   std::set<std::string> named_params, named_buffers, named_constants;
-  int max_order = 0;
-  size_t max_at = 0;
+  // Inputs may come in any order: torch.export lifts state in module
+  // attribute order (a tensor constant can sit between two buffers), and
+  // PyTorch's verifier (_verify_exported_program_signature) and unlifting
+  // match inputs to specs by position and kind, never by an order of kinds.
   for (size_t i = 0; i < ep.input_specs.size(); ++i) {
     const InputSpec& s = ep.input_specs[i];
     const Argument& in = g.inputs()[i];
     const Value* v = c.single_value(in);
     std::string at = where + ": " + input_desc(i, s, values_of(in).empty() ? "" : c.arg_desc(in));
-
-    int order = input_kind_order(s.kind);
-    if (order < max_order)
-      return make_error(at + ": inputs out of order: " + std::string(order_group(order, true)) + " must come before " +
-                        std::string(order_group(max_order, true)) + ", but input spec " + std::to_string(max_at) +
-                        " is a " + std::string(input_kind_name(ep.input_specs[max_at].kind)));
-    if (order > max_order) {
-      max_order = order;
-      max_at = i;
-    }
 
     auto want = [&](bool ok, std::string_view what) -> Status {
       if (ok) return Status::Ok();
@@ -448,8 +439,10 @@ Status check_signature(const ExportedProgram& ep, const Checker& c, const std::s
                         "' is named by no tensor_constant or non-persistent buffer input spec (orphan state)");
 
   // ---- outputs ----
-  max_order = 0;
-  max_at = 0;
+  // PyTorch does rely on this order: it takes the mutations from the front
+  // of the output list (after the tokens), by count.
+  int max_order = 0;
+  size_t max_at = 0;
   std::map<std::pair<OutputKind, std::string>, size_t> mutated;
   for (size_t i = 0; i < ep.output_specs.size(); ++i) {
     const OutputSpec& s = ep.output_specs[i];
@@ -459,8 +452,8 @@ Status check_signature(const ExportedProgram& ep, const Checker& c, const std::s
 
     int order = output_kind_order(s.kind);
     if (order < max_order)
-      return make_error(at + ": " + std::string(order_group(order, false)) + " must come before " +
-                        std::string(order_group(max_order, false)) + ", but output spec " + std::to_string(max_at) +
+      return make_error(at + ": " + std::string(output_group(order)) + " must come before " +
+                        std::string(output_group(max_order)) + ", but output spec " + std::to_string(max_at) +
                         " is a " + std::string(output_kind_name(ep.output_specs[max_at].kind)));
     if (order > max_order) {
       max_order = order;

@@ -18,7 +18,7 @@
 
 namespace lathe {
 
-// One method: signature ↔ graph alignment, input order, state, mutation
+// One method: signature ↔ graph alignment, state, output order, mutation
 // outputs, then the graph (and its subgraphs) as verify_graph() checks it.
 Status verify(const ExportedProgram& ep, const std::string& method_name);
 // Every method (at least one; names unique).
@@ -28,13 +28,17 @@ Status verify(const Program& program);
 // `where` prefixes messages ("method 'forward'", "pattern", ...).
 Status verify_graph(const Graph& graph, const std::string& where);
 
-// The order torch.export lays inputs out in: tokens, parameters, buffers,
-// tensor constants and custom objects, then user inputs (and constant
-// inputs, which are user inputs that were literals). Inputs must be sorted
-// by this key; the Rewriter and GraphBuilder insert by it.
+// The order torch.export usually lays inputs out in: tokens, parameters,
+// buffers, tensor constants and custom objects, then user inputs (and
+// constant inputs, which are user inputs that were literals). It is not a
+// requirement: real exports interleave lifted state in module attribute
+// order, and verify() accepts any input order, as PyTorch does. The
+// Rewriter and GraphBuilder insert new inputs by this key (before the first
+// input of a later group), which keeps an already sorted program sorted.
 int input_kind_order(InputKind kind);
 // Outputs: tokens, then mutations (buffer/parameter/user input), then user
-// and loss outputs, then gradients (joint graphs).
+// and loss outputs, then gradients (joint graphs). verify() requires this
+// order: PyTorch finds the mutation outputs by position.
 int output_kind_order(OutputKind kind);
 
 }  // namespace lathe
