@@ -122,6 +122,10 @@ struct IntLists {
   std::vector<std::vector<int64_t>> items;
   bool operator==(const IntLists&) const = default;
 };
+struct FloatLists {  // schema 8.19+ `as_float_lists`
+  std::vector<std::vector<double>> items;
+  bool operator==(const FloatLists&) const = default;
+};
 struct StringToArgument {
   std::vector<std::pair<std::string, Argument>> items;
   bool operator==(const StringToArgument&) const;
@@ -132,7 +136,7 @@ using ArgumentVariant =
                  double, FloatList, std::string, StringList, bool, BoolList, SymIntArg, SymIntList,
                  SymFloatArg, SymFloatList, SymBoolArg, SymBoolList, ScalarTypeArg, MemoryFormatArg,
                  LayoutArg, DeviceArg, GraphArg, CustomObjRef, OperatorArg, ComplexArg, NestedTensorList,
-                 IntLists, StringToArgument>;
+                 IntLists, StringToArgument, FloatLists>;
 
 struct Argument {
   ArgumentVariant v;

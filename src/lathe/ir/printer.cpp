@@ -327,6 +327,8 @@ std::string format_argument(const Argument& arg) {
           return format_list(a.items, [](const std::vector<int64_t>& l) {
             return format_list(l, [](int64_t x) { return std::to_string(x); });
           });
+        else if constexpr (std::is_same_v<T, FloatLists>)
+          return format_list(a.items, [](const std::vector<double>& l) { return format_list(l, format_double); });
         else if constexpr (std::is_same_v<T, StringToArgument>) {
           std::vector<std::string> parts;
           for (const auto& [k, v] : a.items) parts.push_back(quote(k) + ": " + format_argument(v));

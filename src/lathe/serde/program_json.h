@@ -1,8 +1,8 @@
 // The export schema's JSON form of one method (models/<name>.json) <->
 // ExportedProgram. Decoding accepts schema 8 and the older encodings still in
 // the wild (unions with every member present and all but one null, `as_none`
-// as [] or true). Encoding writes the schema-8 field set in the schema's
-// declaration order, so write -> read -> write is byte-identical.
+// as [] or true). Encoding writes the field set of one schema-8 minor in the
+// schema's declaration order, so write -> read -> write is byte-identical.
 #pragma once
 
 #include <memory>
@@ -31,13 +31,17 @@ Result<std::unique_ptr<ExportedProgram>> decode_program_json(std::string_view js
 
 std::string encode_program_json(const ExportedProgram& program);
 
-// Which field set to write. Loaders up to PyTorch 2.8 reject keys they do
-// not know, so archives for them carry the oldest schema-8 field set (8.1).
+// Which field set to write. Each minor of schema 8 has its own
+// (schema_versions.h); loaders up to PyTorch 2.8 reject keys they do not
+// know, so a file must carry exactly the fields of the minor it declares.
+//   Current: the minor the program was read with, raised to the lowest one
+//            that can express what it uses (schema_minor_to_write()).
+//   V8_1:    schema 8.1, what PyTorch 2.4-2.8 loaders accept; fails, naming
+//            the node, if the program uses something 8.1 cannot express.
 enum class JsonSchema { Current, V8_1 };
 struct JsonWriteOptions {
   JsonSchema schema = JsonSchema::Current;
 };
-// Fails if the program uses something the chosen field set cannot express.
 Result<std::string> encode_program_json(const ExportedProgram& program, const JsonWriteOptions& options);
 
 // TensorMeta as the schema writes it, shared with the weights-config codec.

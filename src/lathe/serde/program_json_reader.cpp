@@ -362,6 +362,18 @@ Result<Argument> ProgramDecoder::decode_argument(JValue& v, const JsonPath& p, G
         return inner;
       }));
       out = std::move(l);
+    } else if (key == "as_float_lists") {
+      FloatLists l;
+      LATHE_RETURN_IF_ERROR(list(l.items, [&](JValue& e, const JsonPath& ip) -> Result<std::vector<double>> {
+        std::vector<double> inner;
+        LATHE_RETURN_IF_ERROR(r_.for_each_element(e, ip, [&](JValue& n, const JsonPath& np) -> Status {
+          LATHE_ASSIGN_OR_RETURN(double d, r_.float64(n, np));
+          inner.push_back(d);
+          return Status::Ok();
+        }));
+        return inner;
+      }));
+      out = std::move(l);
     } else if (key == "as_string_to_argument") {
       StringToArgument map;
       LATHE_RETURN_IF_ERROR(r_.for_each_member(x, mp, [&](std::string_view k, JValue& y, const JsonPath& yp) -> Status {

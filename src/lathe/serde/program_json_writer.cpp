@@ -1,8 +1,10 @@
-// ExportedProgram -> models/<name>.json, schema 8 field set in declaration
-// order (torch/_export/serde/schema.py). Names are materialised here: every
-// spec takes the name of the value at its position in the graph.
+// ExportedProgram -> models/<name>.json: the field set of one schema-8 minor
+// (schema_versions.h), in declaration order (torch/_export/serde/schema.py).
+// Names are materialised here: every spec takes the name of the value at its
+// position in the graph.
 #include "lathe/serde/json_writer.h"
 #include "lathe/serde/program_json.h"
+#include "lathe/serde/schema_versions.h"
 
 namespace lathe {
 namespace {
@@ -10,13 +12,12 @@ namespace {
 using json::Json;
 using json::union_json;
 
-// One encoding pass. The profile picks the field set: the current schema 8,
-// or schema 8.1 (what PyTorch 2.4-2.8 loaders accept: they reject unknown
-// keys, so newer fields must be left out, and `as_none` is written `[]`).
+// One encoding pass for one minor. The minor has been checked to express
+// everything the program uses, so the encoder only leaves out the fields the
+// minor does not have.
 class Encoder {
  public:
-  explicit Encoder(const JsonWriteOptions& options) : v81_(options.schema == JsonSchema::V8_1) {}
-  const std::string& error() const { return error_; }
+  explicit Encoder(int64_t minor) : minor_(minor) {}
 
 Json name_json(const Value* v) {
   Json j = Json::object();
@@ -45,7 +46,6 @@ Json argument_json(const Argument& a) {
           for (Value* v : x.items) arr.push_back(name_json(v));
           return union_json("as_tensors", std::move(arr));
         } else if constexpr (std::is_same_v<T, OptionalTensor>) {
-          require_v8("an optional tensor argument (as_optional_tensor)");
           return union_json("as_optional_tensor",
                             x.value ? union_json("as_tensor", name_json(x.value)) : union_json("as_none", none_json()));
         } else if constexpr (std::is_same_v<T, OptionalTensorList>) {
@@ -79,10 +79,8 @@ Json argument_json(const Argument& a) {
           for (const auto& s : x.items) arr.push_back(sym_arg_json(s, "as_int"));
           return union_json("as_sym_ints", std::move(arr));
         } else if constexpr (std::is_same_v<T, SymFloatArg>) {
-          require_v8("a symbolic float (as_sym_float)");
           return union_json("as_sym_float", sym_arg_json(x, "as_float"));
         } else if constexpr (std::is_same_v<T, SymFloatList>) {
-          require_v8("symbolic floats (as_sym_floats)");
           Json arr = Json::array();
           for (const auto& s : x.items) arr.push_back(sym_arg_json(s, "as_float"));
           return union_json("as_sym_floats", std::move(arr));
@@ -113,13 +111,11 @@ Json argument_json(const Argument& a) {
         } else if constexpr (std::is_same_v<T, OperatorArg>) {
           return union_json("as_operator", x.name);
         } else if constexpr (std::is_same_v<T, ComplexArg>) {
-          require_v8("a complex number (as_complex)");
           Json j = Json::object();
           j["real"] = json::float_json(x.real);
           j["imag"] = json::float_json(x.imag);
           return union_json("as_complex", std::move(j));
         } else if constexpr (std::is_same_v<T, NestedTensorList>) {
-          require_v8("nested tensor lists (as_nested_tensors)");
           Json arr = Json::array();
           for (const auto& list : x.items) {
             Json inner = Json::array();
@@ -128,11 +124,17 @@ Json argument_json(const Argument& a) {
           }
           return union_json("as_nested_tensors", std::move(arr));
         } else if constexpr (std::is_same_v<T, IntLists>) {
-          require_v8("int lists (as_int_lists)");
           return union_json("as_int_lists", x.items);
+        } else if constexpr (std::is_same_v<T, FloatLists>) {
+          Json arr = Json::array();
+          for (const auto& list : x.items) {
+            Json inner = Json::array();
+            for (double d : list) inner.push_back(json::float_json(d));
+            arr.push_back(std::move(inner));
+          }
+          return union_json("as_float_lists", std::move(arr));
         } else {
           static_assert(std::is_same_v<T, StringToArgument>);
-          require_v8("a string-to-argument map (as_string_to_argument)");
           Json j = Json::object();
           for (const auto& [k, sub] : x.items) j[k] = argument_json(sub);
           return union_json("as_string_to_argument", std::move(j));
@@ -202,7 +204,7 @@ Json graph_json(const Graph& g) {
       Json a = Json::object();
       a["name"] = na.name;
       a["arg"] = argument_json(na.arg);
-      if (!v81_) a["kind"] = na.kind ? Json(static_cast<int64_t>(*na.kind)) : Json(nullptr);
+      if (has(SchemaFeature::NamedArgumentKind)) a["kind"] = na.kind ? Json(static_cast<int64_t>(*na.kind)) : Json(nullptr);
       ins.push_back(std::move(a));
     }
     nj["inputs"] = std::move(ins);
@@ -210,11 +212,11 @@ Json graph_json(const Graph& g) {
     for (const auto& o : n->outputs()) outs.push_back(argument_json(o));
     nj["outputs"] = std::move(outs);
     nj["metadata"] = metadata_json(n->metadata());
-    if (!v81_) {
+    if (has(SchemaFeature::HopSingleTensorReturn)) {
       nj["is_hop_single_tensor_return"] =
-        n->is_hop_single_tensor_return() ? Json(*n->is_hop_single_tensor_return()) : Json(nullptr);
-      nj["name"] = n->explicit_name() ? Json(*n->explicit_name()) : Json(nullptr);
+          n->is_hop_single_tensor_return() ? Json(*n->is_hop_single_tensor_return()) : Json(nullptr);
     }
+    if (has(SchemaFeature::NodeName)) nj["name"] = n->explicit_name() ? Json(*n->explicit_name()) : Json(nullptr);
     nodes.push_back(std::move(nj));
     for (const Value* v : n->defined_values()) record(v);
   }
@@ -230,8 +232,7 @@ Json graph_json(const Graph& g) {
   j["sym_bool_values"] = std::move(sym_bool_values);
   j["is_single_tensor_return"] = g.is_single_tensor_return();
   j["custom_obj_values"] = std::move(custom_obj_values);
-  if (!v81_) j["sym_float_values"] = std::move(sym_float_values);
-  if (v81_ && !sym_float_values.empty()) require_v8("symbolic float values (sym_float_values)");
+  if (has(SchemaFeature::SymFloat)) j["sym_float_values"] = std::move(sym_float_values);
   return j;
 }
 
@@ -305,7 +306,6 @@ Json output_spec_json(const OutputSpec& s, const Argument& graph_output) {
       body["arg"] = name_json(v);
       return union_json("token", std::move(body));
     case OutputKind::ParameterMutation:
-      require_v8("a parameter_mutation output");
       return with_target("parameter_mutation", "parameter_name");
   }
   return Json();
@@ -335,7 +335,7 @@ std::string encode(const ExportedProgram& ep) {
   gm["signature"] = std::move(signature);
   gm["module_call_graph"] = parse_carried(ep.module_call_graph_json, Json::array());
   gm["metadata"] = metadata_json(ep.graph_module_metadata);
-  if (!v81_) gm["treespec_namedtuple_fields"] = parse_carried(ep.treespec_namedtuple_fields_json, Json::object());
+  if (has(SchemaFeature::TreespecNamedtupleFields)) gm["treespec_namedtuple_fields"] = parse_carried(ep.treespec_namedtuple_fields_json, Json::object());
 
   Json root = Json::object();
   root["graph_module"] = std::move(gm);
@@ -352,42 +352,36 @@ std::string encode(const ExportedProgram& ep) {
   root["range_constraints"] = std::move(ranges);
   Json sv = Json::object();
   sv["major"] = ep.schema_version.major;
-  sv["minor"] = v81_ ? 1 : ep.schema_version.minor;
+  sv["minor"] = minor_;
   root["schema_version"] = std::move(sv);
   root["verifiers"] = ep.verifiers;
   root["torch_version"] = ep.torch_version;
-  if (!v81_) root["guards_code"] = ep.guards_code;
+  if (has(SchemaFeature::GuardsCode)) root["guards_code"] = ep.guards_code;
   return json::dump(root);
 }
 
  private:
-  // Schema 8.1 lacks some argument kinds; using one is an error there.
-  void require_v8(const char* what) {
-    if (v81_ && error_.empty()) {
-      error_ = std::string("the program uses ") + what +
-               ", which the schema 8.1 field set (PyTorch 2.4-2.8) cannot express";
-    }
-  }
-  Json none_json() const { return v81_ ? Json::array() : Json(true); }
+  bool has(SchemaFeature f) const { return schema_has(minor_, f); }
+  // Before 8.3 `as_none` was an empty tuple, written [].
+  Json none_json() const { return has(SchemaFeature::AsNoneBool) ? Json(true) : Json::array(); }
 
-  bool v81_;
-  std::string error_;
+  int64_t minor_;
 };
 
 }  // namespace
 
 std::string encode_tensor_meta_json(const TensorMeta& meta) { return json::dump(json::tensor_meta_json(meta)); }
 
-std::string encode_program_json(const ExportedProgram& ep) {
-  Encoder e(JsonWriteOptions{});
-  return e.encode(ep);
-}
+std::string encode_program_json(const ExportedProgram& ep) { return Encoder(schema_minor_to_write(ep)).encode(ep); }
 
 Result<std::string> encode_program_json(const ExportedProgram& ep, const JsonWriteOptions& options) {
-  Encoder e(options);
-  std::string text = e.encode(ep);
-  if (!e.error().empty()) return make_error(e.error());
-  return text;
+  if (options.schema == JsonSchema::Current) return encode_program_json(ep);
+  SchemaNeed need = required_schema_minor(ep);
+  if (need.minor > kOldestSchemaMinor) {
+    return make_error("the program uses " + need.reason + ", which needs export schema 8." +
+                      std::to_string(need.minor) + "; the schema 8.1 field set (PyTorch 2.4-2.8) cannot express it");
+  }
+  return Encoder(kOldestSchemaMinor).encode(ep);
 }
 
 }  // namespace lathe
