@@ -62,6 +62,7 @@ Status ZipWriter::add(std::string_view name, std::span<const std::byte> data) {
   const auto name_len = static_cast<uint16_t>(name.size());
   const uint32_t crc =
       static_cast<uint32_t>(crc32_z(0, reinterpret_cast<const Bytef*>(data.data()), data.size()));
+  last_crc_ = crc;
   // Like miniz (mz_zip_writer_add_mem_ex_v2), an empty entry gets no data
   // descriptor and so no 0x0008 flag: its zero CRC and sizes in the local
   // header are already the real ones.
@@ -204,6 +205,28 @@ Status ZipWriter::finish() {
   central_.shrink_to_fit();
   names_.clear();
   return Status::Ok();
+}
+
+namespace {
+// c10::hash_combine: boost's combiner on 64-bit values.
+uint64_t hash_combine(uint64_t seed, uint64_t value) {
+  return seed ^ (value + 0x9e3779b9 + (seed << 6) + (seed >> 2));
+}
+std::string twenty_digits(uint64_t v) {
+  std::string d = std::to_string(v);
+  return std::string(20 - d.size(), '0') + d;  // a uint64 has at most 20 digits
+}
+}  // namespace
+
+void SerializationId::add(const std::string& record_name, uint32_t crc, uint64_t size) {
+  names_.insert(record_name);
+  if (size > 0) combined_crc_ = hash_combine(combined_crc_, crc);
+}
+
+std::string SerializationId::str() const {
+  uint64_t combined_names = 0;
+  for (const std::string& n : names_) combined_names = hash_combine(combined_names, std::hash<std::string>{}(n));
+  return twenty_digits(combined_names) + twenty_digits(combined_crc_);
 }
 
 }  // namespace lathe

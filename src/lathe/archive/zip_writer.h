@@ -44,6 +44,8 @@ class ZipWriter {
   Status finish();
 
   uint64_t entry_count() const { return count_; }
+  // CRC-32 of the data of the entry added last (0 before any).
+  uint32_t last_crc() const { return last_crc_; }
 
  private:
   Status fail(const std::string& what);
@@ -51,10 +53,33 @@ class ZipWriter {
   FileSink& sink_;
   uint64_t start_;
   uint64_t count_ = 0;
+  uint32_t last_crc_ = 0;
   std::vector<std::byte> central_;
   std::unordered_set<std::string> names_;
   bool finished_ = false;
   bool failed_ = false;
+};
+
+// The `.data/serialization_id` record as PyTorch's stream writer
+// (caffe2/serialize/inline_container.cc, writeSerializationId) computes it:
+// 40 digits, the 20-digit combination of the record names' hashes followed
+// by the 20-digit combination of the records' CRC-32s, both combined with
+// c10::hash_combine. PyTorch iterates its record names from an
+// std::unordered_set<std::string> and hashes them with std::hash; doing the
+// same here reproduces its ids exactly when built with the same standard
+// library (libstdc++, as PyTorch's Linux wheels are). Names are relative to
+// the archive's top folder, in the order they were written; the id record
+// itself is not counted. PyTorch picks the CRCs out of the data descriptors
+// as they are written, so an empty record (miniz writes it without one)
+// adds its name but no CRC.
+class SerializationId {
+ public:
+  void add(const std::string& record_name, uint32_t crc, uint64_t size);
+  std::string str() const;
+
+ private:
+  std::unordered_set<std::string> names_;
+  uint64_t combined_crc_ = 0;
 };
 
 // A FileSink that collects bytes in memory, e.g. for a zip that becomes a

@@ -40,8 +40,12 @@ enum class Pt2Format {
   Legacy,     // "legacy": flat zip as torch.export.save wrote it in 2.4-2.7 (one method)
 };
 
+// The top-level folder PyTorch's writer would give an archive written to
+// `path`: the file name up to its last '.' ("out/model.v2.pt2" -> "model.v2").
+std::string pt2_archive_folder_name(const std::string& path);
+
 struct Pt2WriteOptions {
-  // The archive's top-level folder; default: the file's basename without ".pt2".
+  // The archive's top-level folder; default: pt2_archive_folder_name(path).
   std::string archive_name;
   Pt2Format format = Pt2Format::Pt2Raw;
 };

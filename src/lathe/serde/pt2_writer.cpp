@@ -34,7 +34,13 @@ class ArchiveWriter {
  public:
   ArchiveWriter(ZipWriter& zip, std::string top) : zip_(zip), top_(std::move(top)) {}
 
-  Status add(const std::string& record, std::span<const std::byte> bytes) { return zip_.add(top_ + record, bytes); }
+  Status add(const std::string& record, std::span<const std::byte> bytes) {
+    LATHE_RETURN_IF_ERROR(zip_.add(top_ + record, bytes));
+    id_.add(record, zip_.last_crc(), bytes.size());
+    return Status::Ok();
+  }
+  // Written last, over every record added before it.
+  Status add_serialization_id() { return zip_.add(top_ + ".data/serialization_id", id_.str()); }
   Status add(const std::string& record, const std::string& text) { return add(record, as_bytes(text)); }
 
   // Writes each distinct storage once (across all methods), returning the
@@ -61,6 +67,7 @@ class ArchiveWriter {
     }
   };
   ZipWriter& zip_;
+  SerializationId id_;
   std::string top_;
   std::unordered_map<std::pair<const Storage*, std::string>, std::string, KeyHash> written_;
 };
@@ -96,20 +103,6 @@ Result<std::string> write_method(ArchiveWriter& w, const Method& method) {
   LATHE_RETURN_IF_ERROR(w.add("models/" + method.name + ".json", program_json));
   LATHE_RETURN_IF_ERROR(w.add("data/sample_inputs/" + method.name + ".pt", method.sample_inputs));
   return program_json;
-}
-
-// A stable identifier derived from the archive's content (PyTorch writes a
-// random-looking id; a content hash keeps Lathe's output reproducible).
-struct ContentHash {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a
-  void mix(std::string_view s) {
-    for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-  }
-};
-
-std::string serialization_id(uint64_t h) {
-  std::string digits = std::to_string(h);
-  return std::string(20 - std::min<size_t>(20, digits.size()), '0') + digits;
 }
 
 // A method's state as torch.save dicts, as PyTorch 2.8 and older keep it:
@@ -182,6 +175,19 @@ Status write_legacy(const Program& program, FileSink& sink) {
 
 }  // namespace
 
+// As PyTorch's stream writer names it (caffe2/serialize/inline_container.cc,
+// basename()): what follows the last '/' or '\\', up to its last '.'.
+// Where that is empty PyTorch refuses the name; Lathe uses "archive", the
+// name PyTorch gives archives written to a buffer.
+std::string pt2_archive_folder_name(const std::string& path) {
+  size_t start = path.find_last_of("/\\");
+  start = start == std::string::npos ? 0 : start + 1;
+  size_t dot = path.rfind('.');
+  size_t end = dot != std::string::npos && dot >= start ? dot : path.size();
+  std::string name = path.substr(start, end - start);
+  return name.empty() ? "archive" : name;
+}
+
 Result<Pt2Format> parse_pt2_format(const std::string& name) {
   if (name == "2.9") return Pt2Format::Pt2Raw;
   if (name == "2.8") return Pt2Format::Pt2Pickle;
@@ -191,30 +197,22 @@ Result<Pt2Format> parse_pt2_format(const std::string& name) {
 
 Status write_pt2(const Program& program, const std::string& path, const Pt2WriteOptions& options) {
   if (program.methods.empty()) return make_error(path + ": cannot write a program with no methods");
-  std::string top = options.archive_name;
-  if (top.empty()) {
-    top = std::filesystem::path(path).stem().string();
-    if (top.empty()) top = "archive";
-  }
+  std::string top = options.archive_name.empty() ? pt2_archive_folder_name(path) : options.archive_name;
   top += "/";
   Status s = write_file_atomically(path, [&](FileSink& sink) -> Status {
     if (options.format == Pt2Format::Legacy) return write_legacy(program, sink);
     ZipWriter zip(sink);
     ArchiveWriter w(zip, top);
     LATHE_RETURN_IF_ERROR(w.add("byteorder", std::string("little")));
-    ContentHash hash;
     for (const auto& m : program.methods) {
-      LATHE_ASSIGN_OR_RETURN(std::string program_json, options.format == Pt2Format::Pt2Pickle
-                                                           ? write_pickled_method(w, m)
-                                                           : write_method(w, m));
-      hash.mix(m.name);
-      hash.mix(program_json);
+      auto json = options.format == Pt2Format::Pt2Pickle ? write_pickled_method(w, m) : write_method(w, m);
+      if (!json.ok()) return json.error();
     }
     for (const auto& [key, bytes] : program.extra) LATHE_RETURN_IF_ERROR(w.add("extra/" + key, bytes));
     LATHE_RETURN_IF_ERROR(w.add("archive_format", std::string("pt2")));
     LATHE_RETURN_IF_ERROR(w.add("archive_version", std::string("0")));
     LATHE_RETURN_IF_ERROR(w.add(".data/version", std::string("6\n")));
-    LATHE_RETURN_IF_ERROR(w.add(".data/serialization_id", serialization_id(hash.h)));
+    LATHE_RETURN_IF_ERROR(w.add_serialization_id());
     return zip.finish();
   });
   if (!s.ok()) return s.error().message().rfind(path, 0) == 0 ? s : Status(s.error().context(path));
