@@ -6,10 +6,27 @@
 #include "lathe/cli/commands.h"
 #include "lathe/ir/verify.h"
 #include "lathe/serde/pt2.h"
+#include "lathe/serde/schema_versions.h"
 
 namespace lathe::cli {
 
 namespace {
+
+// The writer keeps each method's schema minor unless the program uses
+// something that minor cannot express; then it writes the lowest one that
+// can. Say so: an older loader may refuse the file.
+void report_schema_raises(const Program& program) {
+  for (const Method& m : program.methods) {
+    const ExportedProgram& ep = *m.program;
+    int64_t declared = ep.schema_version.minor;
+    if (declared < kOldestSchemaMinor || ep.legacy_schema_version) continue;
+    int64_t written = schema_minor_to_write(ep);
+    if (written == declared) continue;
+    std::cout << "note: method '" << m.name << "' was read as export schema 8." << declared << " but uses "
+              << required_schema_minor(ep).reason << ", which needs 8." << written << "; written as schema 8."
+              << written << "\n";
+  }
+}
 
 int run_convert(const std::string& in, const std::string& out, const std::string& format_name) {
   auto format = parse_pt2_format(format_name);
@@ -29,6 +46,7 @@ int run_convert(const std::string& in, const std::string& out, const std::string
   }
   Pt2WriteOptions options;
   options.format = *format;
+  if (*format == Pt2Format::Pt2Raw) report_schema_raises(*program);
   Status w = write_pt2(*program, out, options);
   if (!w.ok()) {
     std::cerr << "lathe convert: " << w.error().message() << "\n";

@@ -39,7 +39,8 @@ Json argument_json(const Argument& a) {
         if constexpr (std::is_same_v<T, NoneArg>) {
           return union_json("as_none", none_json());
         } else if constexpr (std::is_same_v<T, TensorRef>) {
-          if (x.value && x.value->kind() == ValueKind::Token) return union_json("as_token", name_json(x.value));
+          // Tokens too: no schema minor has an `as_token` Argument; PyTorch
+          // writes a token as a tensor (f32[0]) that its spec calls a token.
           return union_json("as_tensor", name_json(x.value));
         } else if constexpr (std::is_same_v<T, TensorList>) {
           Json arr = Json::array();
@@ -143,6 +144,16 @@ Json argument_json(const Argument& a) {
       a.v);
 }
 
+// What torch.export gives an effect token: an empty float tensor.
+static TensorMeta token_meta() {
+  TensorMeta m;
+  m.dtype = DType::Float32;
+  m.sizes = {SymDim(0)};
+  m.strides = {SymDim(1)};
+  m.storage_offset = SymDim(0);
+  return m;
+}
+
 Json metadata_json(const std::vector<std::pair<std::string, std::string>>& md) {
   Json j = Json::object();
   for (const auto& [k, v] : md) j[k] = v;
@@ -180,7 +191,9 @@ void record_value(const Value* v, Json& tensor_values, Json& sym_int_values, Jso
       json::append_member(custom_obj_values, v->name(), std::move(j));
       break;
     }
-    case ValueKind::Token: break;
+    case ValueKind::Token:
+      json::append_member(tensor_values, v->name(), json::tensor_meta_json(token_meta()));
+      break;
   }
 }
 

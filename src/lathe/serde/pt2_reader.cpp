@@ -4,6 +4,7 @@
 // Storage that views the mapping, so loading a program never copies its
 // weights. Errors name the file, the record and (for JSON) the JSON path.
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 
 #include "lathe/serde/payload_config.h"
@@ -265,11 +266,42 @@ Result<Program> read_legacy(const ZipReader& zip, const std::string& path, const
   return program;
 }
 
+// AOTInductor packages (torch._inductor.aoti_compile_and_package) share the
+// PT2 container, archive_format "pt2" included, but hold compiled code under
+// data/aotinductor/<model>/ and no models/<name>.json. Returns the model
+// names of such a package, or nothing if the archive holds any program.
+std::optional<std::vector<std::string>> aoti_package_models(const ZipReader& zip) {
+  static constexpr std::string_view kAoti = "data/aotinductor/";
+  std::vector<std::string> models;
+  for (const auto& e : zip.entries()) {
+    std::string_view name = e.name;
+    if (name.find("models/") != std::string_view::npos && ends_with(name, ".json")) return std::nullopt;
+    size_t at = name.find(kAoti);
+    if (at != 0 && (at == std::string_view::npos || name[at - 1] != '/')) continue;
+    std::string_view rest = name.substr(at + kAoti.size());
+    std::string model(rest.substr(0, rest.find('/')));
+    if (std::find(models.begin(), models.end(), model) == models.end()) models.push_back(model);
+  }
+  if (models.empty()) return std::nullopt;
+  return models;
+}
+
+std::string join_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "'" : ", '") + n + "'";
+  return out;
+}
+
 }  // namespace
 
 Result<Program> read_pt2(const std::string& path, const Pt2ReadOptions& options) {
   LATHE_ASSIGN_OR_RETURN(ZipReader zip, ZipReader::open(path, options.zip));
   if (zip.entries().empty()) return make_error(path + ": the zip archive has no entries");
+  if (auto models = aoti_package_models(zip)) {
+    return make_error(path + ": this is an AOTInductor package (compiled code for model " + join_names(*models) +
+                      ", from torch._inductor.aoti_compile_and_package), not an exported program; Lathe reads "
+                      "archives written by torch.export.save");
+  }
   if (zip.find("serialized_exported_program.json")) return read_legacy(zip, path, options);
   const std::string& first = zip.entries().front().name;
   size_t slash = first.find('/');
