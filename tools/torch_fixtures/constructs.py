@@ -169,6 +169,12 @@ def write_construct(name, out_dir):
     ep = torch.export.export(module, make_inputs(), dynamic_shapes=dynamic, strict=False)
     if decompose:  # functionalizes: mutations become outputs, effects tokens
         ep = ep.run_decompositions({})
+    # Provenance metadata carries Python object ids (graph_id): drop it so
+    # the archive is the same on every run.
+    for gm in ep.graph_module.modules():
+        if isinstance(gm, torch.fx.GraphModule):
+            for node in gm.graph.nodes:
+                node.meta.pop("from_node", None)
     path = os.path.join(out_dir, name + ".pt2")
     torch.export.save(ep, path)
     loaded = torch.export.load(path)

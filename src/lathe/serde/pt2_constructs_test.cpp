@@ -451,6 +451,14 @@ TEST(HandJsonConstructs, CustomObjectInput) {
   EXPECT_EQ(written["graph_module"]["signature"], json::parse(doc)["graph_module"]["signature"]);
 }
 
+TEST(HandJsonConstructs, Float8E8M0IsRefusedByName) {
+  // Schema 8.19 added FLOAT8E8M0FNU = 33; Lathe's DType has no such type yet.
+  std::string doc = program_with_args(R"({"name": "a", "arg": {"as_scalar_type": 33}, "kind": 1})");
+  auto ep = decode_program_json(doc);
+  ASSERT_FALSE(ep.ok());
+  EXPECT_NE(ep.error().message().find("unknown scalar type 33"), std::string::npos) << ep.error().message();
+}
+
 // ---- the writer raises the minor only when it must, and says why ----------
 
 TEST(SchemaVersions, ProgramNeedingALaterMinorIsWrittenWithIt) {
