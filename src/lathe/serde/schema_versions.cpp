@@ -24,57 +24,68 @@ constexpr std::array<SchemaFeatureInfo, static_cast<size_t>(SchemaFeature::kCoun
     {SchemaFeature::FloatLists, "as_float_lists", 19, 16},
 }};
 
+// Where a feature was found. Described only when it raises the need: a
+// million-node graph should not format a million strings nobody reads.
+struct Where {
+  const std::string* graph;  // "graph", or a path to a subgraph
+  const Node* node;          // nullptr: a graph input
+  const Value* value;
+  std::string describe() const {
+    if (node) return *graph + ", node '" + node->name() + "' (" + node->target() + ")";
+    return *graph + ", input %" + (value ? value->name() : std::string("?"));
+  }
+};
+
 // What a program needs, raised as the scan finds features.
 class NeedScanner {
  public:
   SchemaNeed need;
 
-  void require(int64_t minor, const std::string& what) {
-    if (minor > need.minor) need = SchemaNeed{minor, what};
+  void require(int64_t minor, std::string_view what, const Where& w) {
+    if (minor > need.minor) need = SchemaNeed{minor, std::string(what) + " (" + w.describe() + ")"};
   }
-  void require(SchemaFeature f, const std::string& where) {
+  void require(SchemaFeature f, const Where& w) {
     const SchemaFeatureInfo& info = schema_feature_info(f);
-    require(info.since, std::string(info.name) + " (" + where + ")");
+    require(info.since, info.name, w);
   }
 
-  void scan_graph(const Graph& g, const std::string& where) {
-    for (Value* v : g.placeholders()) scan_value(*v, where + ", input %" + v->name());
+  void scan_graph(const Graph& g, const std::string& graph) {
+    for (Value* v : g.placeholders()) scan_value(*v, Where{&graph, nullptr, v});
     for (const Node* n : g.nodes()) {
-      std::string at = where + ", node '" + n->name() + "' (" + n->target() + ")";
-      for (const auto& in : n->inputs()) scan_argument(in.arg, at);
-      for (const auto& out : n->outputs()) scan_argument(out, at);
-      for (const Value* v : n->defined_values()) scan_value(*v, at);
+      Where w{&graph, n, nullptr};
+      for (const auto& in : n->inputs()) scan_argument(in.arg, w);
+      for (const auto& out : n->outputs()) scan_argument(out, w);
+      for (const Value* v : n->defined_values()) scan_value(*v, w);
     }
   }
 
  private:
-  void scan_value(const Value& v, const std::string& where) {
-    if (v.kind() == ValueKind::SymFloat) require(SchemaFeature::SymFloat, where);
-    if (v.kind() == ValueKind::Tensor && v.meta()) scan_dtype(v.meta()->dtype, where);
+  void scan_value(const Value& v, const Where& w) {
+    if (v.kind() == ValueKind::SymFloat) require(SchemaFeature::SymFloat, w);
+    if (v.kind() == ValueKind::Tensor && v.meta()) scan_dtype(v.meta()->dtype, w);
   }
-  void scan_dtype(DType d, const std::string& where) {
+  void scan_dtype(DType d, const Where& w) {
     int64_t m = schema_minor_for_dtype(d);
-    if (m > kOldestSchemaMinor) require(m, "scalar type " + std::string(dtype_name(d)) + " (" + where + ")");
+    if (m > need.minor) require(m, "scalar type " + std::string(dtype_name(d)), w);
   }
-  void scan_argument(const Argument& a, const std::string& where) {
-    std::visit([&](const auto& x) { scan_alternative(x, where); }, a.v);
+  void scan_argument(const Argument& a, const Where& w) {
+    std::visit([&](const auto& x) { scan_alternative(x, w); }, a.v);
   }
   template <typename T>
-  void scan_alternative(const T& x, const std::string& where) {
-    if constexpr (std::is_same_v<T, OptionalTensor>) require(SchemaFeature::OptionalTensor, where);
-    if constexpr (std::is_same_v<T, SymFloatArg> || std::is_same_v<T, SymFloatList>)
-      require(SchemaFeature::SymFloat, where);
-    if constexpr (std::is_same_v<T, ComplexArg>) require(SchemaFeature::Complex, where);
-    if constexpr (std::is_same_v<T, IntLists>) require(SchemaFeature::IntLists, where);
-    if constexpr (std::is_same_v<T, FloatLists>) require(SchemaFeature::FloatLists, where);
-    if constexpr (std::is_same_v<T, NestedTensorList>) require(SchemaFeature::NestedTensors, where);
-    if constexpr (std::is_same_v<T, ScalarTypeArg>) scan_dtype(x.dtype, where);
+  void scan_alternative(const T& x, const Where& w) {
+    if constexpr (std::is_same_v<T, OptionalTensor>) require(SchemaFeature::OptionalTensor, w);
+    if constexpr (std::is_same_v<T, SymFloatArg> || std::is_same_v<T, SymFloatList>) require(SchemaFeature::SymFloat, w);
+    if constexpr (std::is_same_v<T, ComplexArg>) require(SchemaFeature::Complex, w);
+    if constexpr (std::is_same_v<T, IntLists>) require(SchemaFeature::IntLists, w);
+    if constexpr (std::is_same_v<T, FloatLists>) require(SchemaFeature::FloatLists, w);
+    if constexpr (std::is_same_v<T, NestedTensorList>) require(SchemaFeature::NestedTensors, w);
+    if constexpr (std::is_same_v<T, ScalarTypeArg>) scan_dtype(x.dtype, w);
     if constexpr (std::is_same_v<T, GraphArg>) {
-      if (x.graph) scan_graph(*x.graph, where + ", subgraph '" + x.name + "'");
+      if (x.graph) scan_graph(*x.graph, w.describe() + ", subgraph '" + x.name + "'");
     }
     if constexpr (std::is_same_v<T, StringToArgument>) {
-      require(SchemaFeature::StringToArgument, where);
-      for (const auto& [k, sub] : x.items) scan_argument(sub, where);
+      require(SchemaFeature::StringToArgument, w);
+      for (const auto& [k, sub] : x.items) scan_argument(sub, w);
     }
   }
 };
@@ -97,12 +108,17 @@ int64_t schema_minor_for_dtype(DType dtype) {
 
 SchemaNeed required_schema_minor(const ExportedProgram& ep) {
   NeedScanner s;
-  s.scan_graph(ep.graph(), "graph");
+  const std::string top = "graph";
+  s.scan_graph(ep.graph(), top);
+  auto spec_need = [&](SchemaFeature f, const std::string& what) {
+    const SchemaFeatureInfo& info = schema_feature_info(f);
+    if (info.since > s.need.minor) s.need = SchemaNeed{info.since, std::string(info.name) + " (" + what + ")"};
+  };
   for (size_t i = 0; i < ep.output_specs.size(); ++i) {
     if (ep.output_specs[i].kind == OutputKind::ParameterMutation)
-      s.require(SchemaFeature::ParameterMutation, "output spec " + std::to_string(i));
+      spec_need(SchemaFeature::ParameterMutation, "output spec " + std::to_string(i));
   }
-  if (!ep.guards_code.empty()) s.require(SchemaFeature::GuardsCode, "the program carries guard code");
+  if (!ep.guards_code.empty()) spec_need(SchemaFeature::GuardsCode, "the program carries guard code");
   return s.need;
 }
 
