@@ -64,6 +64,20 @@ TEST(InspectCli, TtsDurationPredictorMatchesManifest) {
   EXPECT_EQ(m["outputs"][0]["kind"], "user_output");
 }
 
+// The ranges are the Dims the fixture was exported with (batch 1..16,
+// sequence 2..128; tools/torch_fixtures/models.py), under the symbol names
+// PyTorch gave them in the archive.
+TEST(InspectCli, ShowsSchemaTorchVersionAndRanges) {
+  auto r = inspect(testing::source_path("fixtures/transformer_encoder.pt2"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("method model: 33 nodes (export schema 8.20, torch 2.13.0+cpu)\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  ranges: s77 in [1, 16], s27 in [2, 128]\n"), std::string::npos) << r.out;
+  auto j = inspect("--json " + testing::source_path("fixtures/transformer_encoder.pt2"));
+  json m = json::parse(j.out)["methods"]["model"];
+  EXPECT_EQ(m["schema_version"], "8.20");
+  EXPECT_EQ(m["range_constraints"]["s27"], json::array({2, 128}));
+}
+
 TEST(InspectCli, BufferMutationOutputsComeFirstWithTargets) {
   auto r = inspect("--json " + testing::source_path("fixtures/buffer_mutation.pt2"));
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -65,6 +65,29 @@ std::string human_bytes(uint64_t b) {
   return o.str();
 }
 
+// "export schema 8.20, torch 2.13.0+cpu"; a pre-schema-8 file says what it was.
+std::string schema_text(const ExportedProgram& ep) {
+  const std::string v = std::to_string(ep.schema_version.major) + "." + std::to_string(ep.schema_version.minor);
+  std::string s = ep.legacy_schema_version
+                      ? "export schema " + std::to_string(*ep.legacy_schema_version) + ", upgraded to " + v
+                      : "export schema " + v;
+  return s + ", torch " + ep.torch_version;
+}
+
+std::string bound_text(const std::optional<int64_t>& b, const char* infinite) {
+  return b ? std::to_string(*b) : std::string(infinite);
+}
+
+// "s77 in [1, 64], u0 in [0, inf]"
+std::string ranges_text(const ExportedProgram& ep) {
+  std::string s;
+  for (const auto& [symbol, r] : ep.range_constraints) {
+    s += (s.empty() ? "" : ", ") + symbol + " in [" + bound_text(r.min_val, "-inf") + ", " +
+         bound_text(r.max_val, "inf") + "]";
+  }
+  return s;
+}
+
 }  // namespace
 
 std::string inspect_text(const Program& program, const std::string& path, const InspectOptions& options) {
@@ -74,7 +97,8 @@ std::string inspect_text(const Program& program, const std::string& path, const 
   for (const auto& m : program.methods) {
     const ExportedProgram& ep = *m.program;
     const Graph& g = ep.graph();
-    o << "\nmethod " << m.name << ": " << g.node_count() << " nodes\n";
+    o << "\nmethod " << m.name << ": " << g.node_count() << " nodes (" << schema_text(ep) << ")\n";
+    if (!ep.range_constraints.empty()) o << "  ranges: " << ranges_text(ep) << "\n";
     // Columns sized to this method's longest entries, so long names from
     // deep module paths still line up.
     std::vector<std::array<std::string, 4>> rows;
@@ -137,6 +161,13 @@ std::string inspect_json(const Program& program) {
     const Graph& g = ep.graph();
     Json mj = Json::object();
     mj["nodes"] = g.node_count();
+    mj["schema_version"] = std::to_string(ep.schema_version.major) + "." + std::to_string(ep.schema_version.minor);
+    mj["torch_version"] = ep.torch_version;
+    Json ranges = Json::object();
+    for (const auto& [symbol, r] : ep.range_constraints) {
+      ranges[symbol] = Json::array({r.min_val ? Json(*r.min_val) : Json(nullptr), r.max_val ? Json(*r.max_val) : Json(nullptr)});
+    }
+    mj["range_constraints"] = std::move(ranges);
     Json ops = Json::object();
     for (const auto& [op, count] : op_histogram(g)) ops[op] = count;
     mj["ops"] = std::move(ops);
