@@ -12,6 +12,12 @@
 //   it is written), so the next call sees them. The ExportedProgram is only
 //   read: several executors may run concurrently over one loaded program.
 // * An op with no kernel fails create(), naming every such op and node.
+// * Every call is checked before it runs (input_check.h): dtype, rank and
+//   static sizes, and each symbolic dim against its symbol's range.
+// * Sizes are those of the call: kernels size their outputs from their
+//   inputs, and buffers of symbolic-size intermediates grow to the largest
+//   call seen (graph_plan.h). torch.cond / while_loop run their subgraphs
+//   (control_flow.h).
 // * The program must outlive the executor. One executor runs one call at a
 //   time; use one executor per thread.
 #pragma once
@@ -26,6 +32,8 @@
 #include "lathe/ir/exported_program.h"
 #include "lathe/runtime/delegate.h"
 #include "lathe/runtime/evalue.h"
+#include "lathe/runtime/graph_plan.h"
+#include "lathe/runtime/input_check.h"
 #include "lathe/runtime/kernel_registry.h"
 
 namespace lathe {
@@ -38,20 +46,6 @@ struct ExecutorOptions {
   // Runs lathe.delegate.<backend> nodes (see delegate.h); nullptr: a
   // program with delegate nodes fails create(), naming them.
   const DelegateRegistry* delegates = nullptr;
-};
-
-struct MemoryStats {
-  size_t planned_values = 0;    // kernel outputs placed in shared buffers
-  size_t unplanned_values = 0;  // outputs allocated per call (escaping, symbolic size)
-  size_t buffers = 0;
-  size_t buffer_bytes = 0;      // what the shared buffers hold in total
-  size_t unshared_bytes = 0;    // what the planned values would take without sharing
-};
-
-struct IoInfo {
-  std::string name;                // placeholder / output value name
-  ValueKind kind = ValueKind::Tensor;
-  std::optional<TensorMeta> meta;  // tensors only
 };
 
 class Executor {

@@ -222,6 +222,20 @@ Result<EValue> KernelCall::arg_value(size_t index) const {
   return resolve_single(args_[index], args_[index].arg->name);
 }
 
+Result<std::vector<EValue>> KernelCall::arg_items(size_t index) const {
+  if (index >= args_.size()) return make_error("argument #" + std::to_string(index) + " missing");
+  const BoundArgument& a = args_[index];
+  const Argument& arg = a.arg->arg;
+  if (!arg.is<TensorList>() && !arg.is<OptionalTensorList>()) {
+    LATHE_ASSIGN_OR_RETURN(EValue v, resolve_single(a, a.arg->name));
+    return std::vector<EValue>{std::move(v)};
+  }
+  std::vector<EValue> items;
+  items.reserve(a.slots.size());
+  for (int32_t s : a.slots) items.push_back(s >= 0 ? slots_[s] : EValue());
+  return items;
+}
+
 Result<Tensor*> KernelCall::alloc_output(size_t index, DType dtype, const std::vector<int64_t>& sizes) {
   if (index >= outputs_.size()) {
     return make_error("output #" + std::to_string(index) + " out of range (node has " +

@@ -75,6 +75,10 @@ class KernelCall {
   // argument names are not part of any ATen schema.
   size_t arg_count() const { return args_.size(); }
   Result<EValue> arg_value(size_t index) const;
+  // Every item of positional argument `index` (a list gives one EValue per
+  // item, None for None items; a single value gives one). For higher-order
+  // ops, whose arguments are unnamed and whose operands are Tensor[].
+  Result<std::vector<EValue>> arg_items(size_t index) const;
 
   // ---- outputs -----------------------------------------------------------
   // Output positions flatten the node's outputs (a Tensor[] output counts

@@ -24,6 +24,7 @@ std::span<const std::byte> as_bytes(const std::string& s) {
 }
 
 // Files NumPy wrote: reading them and writing them back gives the same bytes.
+// Shapes as fixtures/manifest.json lists them (call_shapes[0]).
 TEST(Npy, ReadsAndReproducesNumPyFiles) {
   struct F {
     const char* path;

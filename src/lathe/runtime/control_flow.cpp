@@ -1,0 +1,155 @@
+#include "lathe/runtime/control_flow.h"
+
+#include "lathe/runtime/graph_plan.h"
+#include "lathe/runtime/kernel_call.h"
+#include "lathe/runtime/kernels/util.h"
+
+namespace lathe {
+
+namespace {
+
+constexpr std::string_view kCond = "higher_order.cond";
+constexpr std::string_view kWhileLoop = "higher_order.while_loop";
+
+// Argument `index` of a higher-order node as a subgraph, planned.
+Result<std::unique_ptr<GraphPlan>> plan_subgraph(const Node& n, size_t index, const GraphPlanOptions& options) {
+  const GraphArg* ga = index < n.inputs().size() ? n.inputs()[index].arg.get_if<GraphArg>() : nullptr;
+  if (!ga || !ga->graph) return make_error("argument #" + std::to_string(index) + " is not a subgraph");
+  GraphPlanOptions sub = options;
+  sub.init_delegate = nullptr;  // a subgraph sees no program state to prepack from
+  auto plan = GraphPlan::create(*ga->graph, sub);
+  if (!plan.ok()) return plan.error().context("subgraph '" + ga->name + "'");
+  return plan;
+}
+
+size_t list_size(const Node& n, size_t index) {
+  if (index >= n.inputs().size()) return 0;
+  const Argument& a = n.inputs()[index].arg;
+  if (auto* l = a.get_if<TensorList>()) return l->items.size();
+  return a.is_none() ? 0 : 1;
+}
+
+// A predicate as torch.cond and while_loop take it: a one-element tensor or a
+// (symbolic) bool.
+Result<bool> truth(const EValue& v) {
+  if (v.is_bool()) return v.to_bool();
+  if (v.is_int()) return v.to_int() != 0;
+  if (!v.is_tensor()) return make_error("predicate is " + v.describe() + ", not a bool or a one-element tensor");
+  const Tensor& t = v.tensor();
+  if (t.numel() != 1) return make_error("predicate tensor has " + std::to_string(t.numel()) + " elements, not 1");
+  return *kernels::cdata<bool>(kernels::as_dtype(t, DType::Bool));
+}
+
+Status set_outputs(KernelCall& call, std::vector<EValue> values, std::string_view what) {
+  if (values.size() != call.output_count()) {
+    return make_error(std::string(what) + " returned " + std::to_string(values.size()) + " value(s), the node has " +
+                      std::to_string(call.output_count()) + " output(s)");
+  }
+  for (size_t i = 0; i < values.size(); ++i) LATHE_RETURN_IF_ERROR(call.set_output(i, std::move(values[i])));
+  return Status::Ok();
+}
+
+std::vector<EValue> concat(std::vector<EValue> a, const std::vector<EValue>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+class CondHandle : public DelegateHandle {
+ public:
+  CondHandle(std::unique_ptr<GraphPlan> t, std::unique_ptr<GraphPlan> f) : true_(std::move(t)), false_(std::move(f)) {}
+
+  Status execute(KernelCall& call) override {
+    LATHE_ASSIGN_OR_RETURN(EValue pred, call.arg_value(0));
+    LATHE_ASSIGN_OR_RETURN(bool taken, truth(pred));
+    LATHE_ASSIGN_OR_RETURN(std::vector<EValue> operands, call.arg_items(3));
+    GraphPlan& branch = taken ? *true_ : *false_;
+    auto out = branch.run(std::move(operands));
+    if (!out.ok()) return out.error().context(taken ? "true branch" : "false branch");
+    return set_outputs(call, std::move(out).value(), taken ? "the true branch" : "the false branch");
+  }
+
+ private:
+  std::unique_ptr<GraphPlan> true_, false_;
+};
+
+Result<std::shared_ptr<DelegateHandle>> plan_cond(const Node& n, const GraphPlanOptions& options) {
+  if (n.inputs().size() != 4) return make_error("cond takes 4 arguments, the node has " + std::to_string(n.inputs().size()));
+  LATHE_ASSIGN_OR_RETURN(std::unique_ptr<GraphPlan> t, plan_subgraph(n, 1, options));
+  LATHE_ASSIGN_OR_RETURN(std::unique_ptr<GraphPlan> f, plan_subgraph(n, 2, options));
+  const size_t operands = list_size(n, 3);
+  for (const GraphPlan* g : {t.get(), f.get()}) {
+    if (g->graph().inputs().size() != operands) {
+      return make_error("a branch takes " + std::to_string(g->graph().inputs().size()) + " input(s), cond passes " +
+                        std::to_string(operands));
+    }
+  }
+  return std::shared_ptr<DelegateHandle>(std::make_shared<CondHandle>(std::move(t), std::move(f)));
+}
+
+class WhileLoopHandle : public DelegateHandle {
+ public:
+  WhileLoopHandle(std::unique_ptr<GraphPlan> c, std::unique_ptr<GraphPlan> b) : cond_(std::move(c)), body_(std::move(b)) {}
+
+  Status execute(KernelCall& call) override {
+    LATHE_ASSIGN_OR_RETURN(std::vector<EValue> carried, call.arg_items(2));
+    LATHE_ASSIGN_OR_RETURN(std::vector<EValue> extra, call.arg_items(3));
+    const size_t count = carried.size();
+    for (int64_t iteration = 0;; ++iteration) {
+      auto c = cond_->run(concat(carried, extra));
+      if (!c.ok()) return c.error().context("cond_fn, iteration " + std::to_string(iteration));
+      if (c->size() != 1) return make_error("cond_fn returned " + std::to_string(c->size()) + " values, not 1");
+      LATHE_ASSIGN_OR_RETURN(bool again, truth((*c)[0]));
+      if (!again) break;
+      auto next = body_->run(concat(std::move(carried), extra));
+      if (!next.ok()) return next.error().context("body_fn, iteration " + std::to_string(iteration));
+      if (next->size() != count) {
+        return make_error("body_fn returned " + std::to_string(next->size()) + " values for " + std::to_string(count) +
+                          " carried");
+      }
+      carried = std::move(next).value();
+    }
+    return set_outputs(call, std::move(carried), "while_loop");
+  }
+
+ private:
+  std::unique_ptr<GraphPlan> cond_, body_;
+};
+
+Result<std::shared_ptr<DelegateHandle>> plan_while_loop(const Node& n, const GraphPlanOptions& options) {
+  if (n.inputs().size() != 4) {
+    return make_error("while_loop takes 4 arguments, the node has " + std::to_string(n.inputs().size()));
+  }
+  LATHE_ASSIGN_OR_RETURN(std::unique_ptr<GraphPlan> c, plan_subgraph(n, 0, options));
+  LATHE_ASSIGN_OR_RETURN(std::unique_ptr<GraphPlan> b, plan_subgraph(n, 1, options));
+  const size_t inputs = list_size(n, 2) + list_size(n, 3);
+  if (c->graph().inputs().size() != inputs || b->graph().inputs().size() != inputs) {
+    return make_error("cond_fn/body_fn take " + std::to_string(c->graph().inputs().size()) + "/" +
+                      std::to_string(b->graph().inputs().size()) + " input(s), while_loop passes " + std::to_string(inputs));
+  }
+  return std::shared_ptr<DelegateHandle>(std::make_shared<WhileLoopHandle>(std::move(c), std::move(b)));
+}
+
+}  // namespace
+
+bool is_control_flow(const Node& n) {
+  const std::string op = n.op_name();
+  return op == kCond || op == kWhileLoop;
+}
+
+Result<std::shared_ptr<DelegateHandle>> plan_control_flow(const Node& n, const GraphPlanOptions& options) {
+  if (n.op_name() == kCond) return plan_cond(n, options);
+  if (n.op_name() == kWhileLoop) return plan_while_loop(n, options);
+  return make_error("not a control-flow op");
+}
+
+std::string describe_op(const Node& n) {
+  const std::string op = n.op_name();
+  if (!op.starts_with("higher_order.auto_functionalized") || n.inputs().empty()) return op;
+  const auto* wrapped = n.inputs()[0].arg.get_if<OperatorArg>();
+  if (!wrapped) return op;
+  std::string name = wrapped->name;
+  if (name.starts_with("torch.ops.")) name = name.substr(10);
+  return op + " of custom op " + name;
+}
+
+}  // namespace lathe

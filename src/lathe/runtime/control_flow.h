@@ -1,0 +1,33 @@
+// Higher-order control flow on the portable runtime: torch.cond and
+// torch.while_loop. Each subgraph (a GraphArg of the node) is planned once,
+// as its own GraphPlan, when the executor is created; the node then runs
+// through a handle, like a delegate node.
+//
+//   cond(pred, true_graph, false_graph, operands)        -> outputs of the chosen graph
+//   while_loop(cond_graph, body_graph, carried, extra)   -> carried values once cond is false
+//
+// A subgraph's lifted parameters arrive as operands (torch.export passes
+// them explicitly), so subgraphs need no access to the program's state.
+#pragma once
+
+#include <memory>
+
+#include "lathe/core/result.h"
+#include "lathe/ir/node.h"
+#include "lathe/runtime/delegate.h"
+
+namespace lathe {
+
+struct GraphPlanOptions;
+
+// True for the higher-order ops planned here (by target).
+bool is_control_flow(const Node& n);
+// Plans the node's subgraphs; fails naming the subgraph that cannot run.
+Result<std::shared_ptr<DelegateHandle>> plan_control_flow(const Node& n, const GraphPlanOptions& options);
+
+// For a node Lathe cannot run: its op, and for a functionalization wrapper
+// (auto_functionalized, auto_functionalized_v2) also the op it wraps, so a
+// refusal names the custom op the user has to provide.
+std::string describe_op(const Node& n);
+
+}  // namespace lathe

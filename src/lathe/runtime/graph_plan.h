@@ -1,0 +1,72 @@
+// GraphPlan: one graph made ready to run — a slot per value, a kernel (or a
+// handle: delegate, control flow) per node, lifetimes and shared buffers.
+// The Executor plans a method's top graph with it and binds the signature
+// and state around it; control-flow ops (control_flow.h) plan each subgraph
+// with it and call it with positional operands.
+//
+// Memory: intermediates whose lifetimes do not overlap share a buffer
+// (memory_plan.h). Sizes come from the value's metadata; a symbolic size is
+// estimated from its export-time hint, and a buffer grows at run time when
+// the call's actual size needs more. Growing is safe because when a root is
+// written, every other root placed in its buffer is dead (that is what the
+// plan guarantees), so only the new occupant will ever read the new storage.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "lathe/core/result.h"
+#include "lathe/ir/graph.h"
+#include "lathe/runtime/delegate.h"
+#include "lathe/runtime/evalue.h"
+#include "lathe/runtime/kernel_registry.h"
+
+namespace lathe {
+
+struct MemoryStats {
+  size_t planned_values = 0;    // kernel outputs placed in shared buffers
+  size_t unplanned_values = 0;  // outputs allocated per call (escaping, or planning off)
+  size_t buffers = 0;
+  size_t buffer_bytes = 0;      // what the shared buffers hold now (grows with symbolic sizes)
+  size_t unshared_bytes = 0;    // what the planned values would take without sharing (estimate)
+  size_t buffer_growths = 0;    // times a buffer was reallocated for a larger call
+};
+
+struct GraphPlanOptions {
+  const KernelRegistry* kernels = nullptr;  // required
+  const DelegateRegistry* delegates = nullptr;
+  bool plan_memory = true;
+  // Prepacks a delegate node (needs the program's state); unset: a delegate
+  // node inside this graph fails create().
+  std::function<Result<std::shared_ptr<DelegateHandle>>(const DelegateRuntime&, const Node&)> init_delegate;
+};
+
+class GraphPlan {
+ public:
+  // `output_escapes[i]`: graph output i outlives the call (it gets fresh
+  // memory every call). Missing entries count as escaping.
+  static Result<std::unique_ptr<GraphPlan>> create(const Graph& graph, const GraphPlanOptions& options,
+                                                   const std::vector<bool>& output_escapes = {});
+  ~GraphPlan();
+  GraphPlan(const GraphPlan&) = delete;
+  GraphPlan& operator=(const GraphPlan&) = delete;
+
+  const Graph& graph() const;
+  // One EValue per graph input (None where nothing is bound); returns one per
+  // graph output (literal outputs included). `inputs` is consumed so that
+  // no reference to an input outlives the call inside the plan.
+  Result<std::vector<EValue>> run(std::vector<EValue> inputs);
+  const MemoryStats& memory_stats() const;
+
+  struct Impl;
+
+ private:
+  explicit GraphPlan(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// "node 'name' (aten.add.Tensor)" for error contexts.
+std::string node_label(const Node& n);
+
+}  // namespace lathe

@@ -1,0 +1,119 @@
+#include "lathe/runtime/input_check.h"
+
+#include <map>
+#include <regex>
+
+#include "lathe/runtime/kernels/util.h"
+
+namespace lathe {
+
+namespace {
+
+std::string bound(const std::optional<int64_t>& b, const char* unbounded) {
+  return b ? std::to_string(*b) : std::string(unbounded);
+}
+
+std::string range_string(const RangeConstraint& r) {
+  return "[" + bound(r.min_val, "-inf") + ", " + bound(r.max_val, "inf") + "]";
+}
+
+std::string expected_shape(const TensorMeta& m) {
+  std::string s = "[";
+  for (size_t d = 0; d < m.sizes.size(); ++d) {
+    const SymDim& x = m.sizes[d];
+    std::string sym = x.is_concrete() ? std::to_string(x.value()) : plain_symbol(x.expr().expr).value_or(x.expr().expr);
+    s += (d ? ", " : "") + sym;
+  }
+  return s + "]";
+}
+
+std::string input_label(size_t index, const IoInfo& info) {
+  return "input " + std::to_string(index) + " '" + info.name + "'";
+}
+
+}  // namespace
+
+std::optional<std::string> plain_symbol(const std::string& expr) {
+  static const std::regex kName(R"(^\s*([A-Za-z_][A-Za-z0-9_]*)\s*$)");
+  static const std::regex kSrepr(R"(^\s*Symbol\('([A-Za-z_][A-Za-z0-9_]*)'.*\)\s*$)");
+  std::smatch m;
+  if (std::regex_match(expr, m, kSrepr) || std::regex_match(expr, m, kName)) return m[1].str();
+  return std::nullopt;
+}
+
+InputChecker::InputChecker(const ExportedProgram& program, const std::vector<IoInfo>& user_inputs)
+    : inputs_(user_inputs) {
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    if (inputs_[i].kind != ValueKind::Tensor || !inputs_[i].meta) continue;
+    const std::vector<SymDim>& sizes = inputs_[i].meta->sizes;
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      if (sizes[d].is_concrete()) continue;
+      std::optional<std::string> sym = plain_symbol(sizes[d].expr().expr);
+      if (!sym) continue;
+      SymbolicDim s{i, d, *sym, std::nullopt};
+      for (const auto& [name, range] : program.range_constraints) {
+        if (name == *sym) s.range = range;
+      }
+      symbolic_.push_back(std::move(s));
+    }
+  }
+}
+
+Status InputChecker::check(const std::vector<EValue>& args) const {
+  if (args.size() != inputs_.size()) {
+    std::string names;
+    for (const IoInfo& i : inputs_) names += (names.empty() ? "" : ", ") + i.name;
+    return make_error("expected " + std::to_string(inputs_.size()) + " user input(s) (" + names + "), got " +
+                      std::to_string(args.size()));
+  }
+  for (size_t k = 0; k < args.size(); ++k) LATHE_RETURN_IF_ERROR(check_static(k, args[k]));
+  return check_symbols(args);
+}
+
+Status InputChecker::check_static(size_t index, const EValue& v) const {
+  const IoInfo& info = inputs_[index];
+  const std::string where = input_label(index, info);
+  if (info.kind == ValueKind::SymInt) {
+    if (!v.is_int()) return make_error(where + ": expected an int, got " + v.describe());
+    return Status::Ok();
+  }
+  if (info.kind != ValueKind::Tensor) return Status::Ok();
+  if (!v.is_tensor()) return make_error(where + ": expected a tensor, got " + v.describe());
+  const Tensor& t = v.tensor();
+  Status fits = t.check_fits();
+  if (!fits.ok()) return fits.error().context(where);
+  if (!info.meta) return Status::Ok();
+  const TensorMeta& m = *info.meta;
+  bool shape_ok = m.sizes.size() == t.sizes.size();
+  for (size_t d = 0; shape_ok && d < m.sizes.size(); ++d) {
+    shape_ok = !m.sizes[d].is_concrete() || m.sizes[d].value() == t.sizes[d];
+  }
+  if (m.dtype != t.dtype || !shape_ok) {
+    return make_error(where + ": expected " + std::string(dtype_name(m.dtype)) + " " + expected_shape(m) + ", got " +
+                      std::string(dtype_name(t.dtype)) + " " + shape_string(t.sizes));
+  }
+  return Status::Ok();
+}
+
+Status InputChecker::check_symbols(const std::vector<EValue>& args) const {
+  std::map<std::string, const SymbolicDim*> first_seen;
+  for (const SymbolicDim& s : symbolic_) {
+    const int64_t size = args[s.input].tensor().sizes[s.dim];
+    const std::string what = "input '" + inputs_[s.input].name + "' dim " + std::to_string(s.dim) + " is " +
+                             std::to_string(size);
+    if (s.range && ((s.range->min_val && size < *s.range->min_val) || (s.range->max_val && size > *s.range->max_val))) {
+      return make_error(what + ", outside " + s.symbol + "'s range " + range_string(*s.range));
+    }
+    auto [it, fresh] = first_seen.emplace(s.symbol, &s);
+    if (fresh) continue;
+    const SymbolicDim& o = *it->second;
+    const int64_t other = args[o.input].tensor().sizes[o.dim];
+    if (other != size) {
+      return make_error(what + ", but input '" + inputs_[o.input].name + "' dim " + std::to_string(o.dim) + " is " +
+                        std::to_string(other) + " and both are " + s.symbol);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace lathe

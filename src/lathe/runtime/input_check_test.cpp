@@ -1,0 +1,149 @@
+// Input checks before a call runs: symbolic dims against their symbol's
+// range (the ranges are the fixtures' torch.export Dims, listed in
+// fixtures/manifest.json "dynamic"), static dims, dtype and rank, and one
+// symbol having one size across inputs.
+#include <gtest/gtest.h>
+
+#include "lathe/ir/graph_builder.h"
+#include "lathe/runtime/executor.h"
+#include "lathe/serde/pt2.h"
+#include "support/testing.h"
+
+namespace lathe {
+namespace {
+
+struct Loaded {
+  Program program;
+  std::unique_ptr<Executor> ex;
+};
+
+Loaded load(const std::string& fixture, const std::string& method = "model") {
+  auto p = read_pt2(testing::source_path("fixtures/" + fixture + ".pt2"));
+  EXPECT_TRUE(p.ok()) << p.error().message();
+  Loaded l{std::move(p).value(), nullptr};
+  auto ex = Executor::create(*l.program.find_method(method)->program);
+  EXPECT_TRUE(ex.ok()) << ex.error().message();
+  l.ex = std::move(ex).value();
+  return l;
+}
+
+std::string run_error(Executor& ex, std::vector<Tensor> inputs) {
+  auto out = ex.run(inputs);
+  return out.ok() ? "" : out.error().message();
+}
+
+Tensor zeros(std::vector<int64_t> sizes, DType dtype = DType::Float32) { return Tensor::empty(dtype, std::move(sizes)); }
+
+TEST(InputCheck, PlainSymbolReadsBothSpellings) {
+  EXPECT_EQ(plain_symbol("s77"), "s77");
+  EXPECT_EQ(plain_symbol("Symbol('s77', positive=True, integer=True)"), "s77");
+  EXPECT_EQ(plain_symbol("Mul(Integer(2), Symbol('s77', positive=True, integer=True))"), std::nullopt);
+  EXPECT_EQ(plain_symbol("2*s77"), std::nullopt);
+}
+
+// mlp's batch is Dim("batch", min=1, max=64): both ends run.
+TEST(InputCheck, MlpRunsAtBothEndsOfItsBatchRange) {
+  Loaded l = load("mlp");
+  for (int64_t batch : {1, 64}) {
+    auto out = l.ex->run(std::vector<Tensor>{zeros({batch, 64})});
+    ASSERT_TRUE(out.ok()) << batch << ": " << out.error().message();
+    EXPECT_EQ((*out)[0].sizes, (std::vector<int64_t>{batch, 10}));
+  }
+}
+
+TEST(InputCheck, MlpBatchAboveRange_NEG) {
+  Loaded l = load("mlp");
+  const std::string msg = run_error(*l.ex, {zeros({65, 64})});
+  EXPECT_NE(msg.find("input 'x' dim 0 is 65, outside"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("range [1, 64]"), std::string::npos) << msg;
+}
+
+TEST(InputCheck, MlpBatchBelowRange_NEG) {
+  Loaded l = load("mlp");
+  const std::string msg = run_error(*l.ex, {zeros({0, 64})});
+  EXPECT_NE(msg.find("input 'x' dim 0 is 0, outside"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("range [1, 64]"), std::string::npos) << msg;
+}
+
+// transformer_encoder: batch [1, 16], seq [2, 128] (a second symbol).
+TEST(InputCheck, EncoderSequenceBelowRange_NEG) {
+  Loaded l = load("transformer_encoder");
+  const std::string msg = run_error(*l.ex, {zeros({2, 1, 64})});
+  EXPECT_NE(msg.find("input 'x' dim 1 is 1, outside"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("range [2, 128]"), std::string::npos) << msg;
+}
+
+TEST(InputCheck, DecoderPrefillLongerThanRange_NEG) {
+  Loaded l = load("decoder_lm", "prefill");
+  const std::string msg = run_error(*l.ex, {zeros({1, 33}, DType::Int64)});
+  EXPECT_NE(msg.find("input 'tokens' dim 1 is 33, outside"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("range [2, 32]"), std::string::npos) << msg;
+}
+
+TEST(InputCheck, StaticDimMismatch_NEG) {
+  Loaded l = load("mlp");
+  const std::string msg = run_error(*l.ex, {zeros({2, 63})});
+  EXPECT_NE(msg.find("input 0 'x': expected float32 [s"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(", 64], got float32 [2, 63]"), std::string::npos) << msg;
+}
+
+TEST(InputCheck, WrongRank_NEG) {
+  Loaded l = load("mlp");
+  const std::string msg = run_error(*l.ex, {zeros({2, 64, 1})});
+  EXPECT_NE(msg.find("got float32 [2, 64, 1]"), std::string::npos) << msg;
+}
+
+TEST(InputCheck, WrongDtype_NEG) {
+  Loaded l = load("mlp");
+  const std::string msg = run_error(*l.ex, {zeros({2, 64}, DType::Float64)});
+  EXPECT_NE(msg.find("expected float32"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("got float64 [2, 64]"), std::string::npos) << msg;
+}
+
+TEST(InputCheck, WrongInputCount_NEG) {
+  Loaded l = load("mlp");
+  const std::string msg = run_error(*l.ex, {});
+  EXPECT_NE(msg.find("expected 1 user input(s) (x), got 0"), std::string::npos) << msg;
+}
+
+// x: [s0, 3], y: [s0, 3], out = x + y; s0 in [2, 8].
+void build_shared_symbol(ExportedProgram& ep) {
+  GraphBuilder b(ep);
+  const SymDim s0 = SymExpr{"Symbol('s0', positive=True, integer=True)", int64_t{4}};
+  Value* x = b.user_input("x", GraphBuilder::tensor_meta(DType::Float32, {s0, 3}));
+  Value* y = b.user_input("y", GraphBuilder::tensor_meta(DType::Float32, {s0, 3}));
+  b.user_output(b.call("aten.add.Tensor", {{"self", x}, {"other", y}}, GraphBuilder::tensor_meta(DType::Float32, {s0, 3})));
+  ep.range_constraints.emplace_back("s0", RangeConstraint{2, 8});
+}
+
+TEST(InputCheck, SharedSymbolRunsWhenSizesAgree) {
+  ExportedProgram ep;
+  build_shared_symbol(ep);
+  auto ex = Executor::create(ep);
+  ASSERT_TRUE(ex.ok()) << ex.error().message();
+  auto out = (*ex)->run(std::vector<Tensor>{zeros({5, 3}), zeros({5, 3})});
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  EXPECT_EQ((*out)[0].sizes, (std::vector<int64_t>{5, 3}));
+}
+
+TEST(InputCheck, SharedSymbolWithTwoSizes_NEG) {
+  ExportedProgram ep;
+  build_shared_symbol(ep);
+  auto ex = Executor::create(ep);
+  ASSERT_TRUE(ex.ok());
+  const std::string msg = run_error(**ex, {zeros({5, 3}), zeros({6, 3})});
+  EXPECT_EQ(msg, "input 'y' dim 0 is 6, but input 'x' dim 0 is 5 and both are s0");
+}
+
+TEST(InputCheck, UnboundedMaxIsNotChecked) {
+  ExportedProgram ep;
+  build_shared_symbol(ep);
+  ep.range_constraints[0].second.max_val.reset();
+  auto ex = Executor::create(ep);
+  ASSERT_TRUE(ex.ok());
+  EXPECT_EQ(run_error(**ex, {zeros({100, 3}), zeros({100, 3})}), "");
+  EXPECT_EQ(run_error(**ex, {zeros({1, 3}), zeros({1, 3})}), "input 'x' dim 0 is 1, outside s0's range [2, inf]");
+}
+
+}  // namespace
+}  // namespace lathe
