@@ -34,6 +34,12 @@ std::optional<int64_t> lit_int(const Node& n, std::string_view name) {
   return std::nullopt;
 }
 
+// Like lit_int, but an argument the node omits is at its schema default
+// (exported graphs leave defaulted arguments out, e.g. conv2d's groups=1).
+std::optional<int64_t> lit_int_or(const Node& n, std::string_view name, int64_t dflt) {
+  return n.input(name) ? lit_int(n, name) : std::optional<int64_t>(dflt);
+}
+
 std::optional<double> lit_number(const Node& n, std::string_view name) {
   const Argument* a = n.input(name);
   if (!a) return std::nullopt;
@@ -130,7 +136,7 @@ NodeSupport conv_support(const Node& n, const Constness& c) {
   auto op = lit_ints(n, "output_padding", 2, {0, 0});
   if (!op || (*op)[0] != 0 || (*op)[1] != 0) return NodeSupport::no("has output padding");
   if (!lit_ints(n, "stride", 2, {1, 1}) || !lit_ints(n, "padding", 2, {0, 0}) || !lit_ints(n, "dilation", 2, {1, 1}) ||
-      !lit_int(n, "groups")) {
+      !lit_int_or(n, "groups", 1)) {
     return NodeSupport::no("has symbolic stride, padding, dilation or groups");
   }
   if (std::string r = needs_constant(w, "weight", c); !r.empty()) return NodeSupport::no(r);
@@ -140,9 +146,18 @@ NodeSupport conv_support(const Node& n, const Constness& c) {
   return NodeSupport::yes("convolution2d_nhwc, weight " + describe_const(w, c) + " prepacked");
 }
 
+// The inference batch norms torch.export writes: batch_norm (2.13, kept
+// whole), native_batch_norm (training=False) and the decomposed
+// _native_batch_norm_legit_no_training (no training argument: always eval).
+bool is_batch_norm_op(std::string_view op) {
+  return op == "aten.native_batch_norm.default" || op == "aten.batch_norm.default" ||
+         op == "aten._native_batch_norm_legit_no_training.default";
+}
+
 NodeSupport batch_norm_support(const Node& n, const Constness& c) {
   const Value* x = tensor_arg(n, "input");
-  if (lit_bool(n, "training").value_or(true)) return NodeSupport::no("is a training-mode batch norm");
+  const bool eval_only = short_op(n) == "aten._native_batch_norm_legit_no_training.default";
+  if (!eval_only && lit_bool(n, "training").value_or(true)) return NodeSupport::no("is a training-mode batch norm");
   if (!x || !x->producer() || short_op(*x->producer()) != "aten.convolution.default")
     return NodeSupport::no("does not follow a convolution (a batch norm is claimed only folded into one)");
   if (!conv_support(*x->producer(), c).claimed) return NodeSupport::no("follows a convolution XNNPACK does not claim");
@@ -165,7 +180,7 @@ bool fusable_activation_input(const Node& n) {
   if (!x || !x->producer() || !only_user_is(x, n)) return false;
   std::string_view p = short_op(*x->producer());
   return p == "aten.linear.default" || p == "aten.mm.default" || p == "aten.addmm.default" ||
-         p == "aten.convolution.default" || p == "aten.native_batch_norm.default";
+         p == "aten.convolution.default" || is_batch_norm_op(p);
 }
 
 }  // namespace
@@ -179,7 +194,8 @@ NodeSupport XnnpackBackend::support(const Node& n, const Constness& c) const {
   const std::string_view op = short_op(n);
   static const std::unordered_set<std::string_view> known = {
       "aten.linear.default", "aten.mm.default", "aten.addmm.default", "aten.convolution.default",
-      "aten.native_batch_norm.default", "aten.add.Tensor", "aten.mul.Tensor", "aten.relu.default",
+      "aten.native_batch_norm.default", "aten.batch_norm.default", "aten._native_batch_norm_legit_no_training.default",
+      "aten.add.Tensor", "aten.mul.Tensor", "aten.relu.default",
       "aten.clamp.default", "aten.hardtanh.default", "aten.hardswish.default", "aten.sigmoid.default",
       "aten.hardsigmoid.default", "aten.max_pool2d_with_indices.default", "aten.avg_pool2d.default",
       "aten.mean.dim", "aten._softmax.default", "aten.softmax.int"};
@@ -208,7 +224,7 @@ NodeSupport XnnpackBackend::support(const Node& n, const Constness& c) const {
     return NodeSupport::yes("fully_connected (transposed weights), mat2 " + describe_const(w, c) + " prepacked");
   }
   if (op == "aten.convolution.default") return conv_support(n, c);
-  if (op == "aten.native_batch_norm.default") return batch_norm_support(n, c);
+  if (is_batch_norm_op(op)) return batch_norm_support(n, c);
   if (op == "aten.add.Tensor" || op == "aten.mul.Tensor") {
     const Value* a = tensor_arg(n, "self");
     const Value* b = tensor_arg(n, "other");
@@ -304,7 +320,8 @@ class Lowering {
     if (it == vals_.end()) return make_error("reads '" + v->name() + "', which the delegate does not define");
     const Entry e = it->second;
     if (e.nhwc == nhwc) return e.id;
-    const std::vector<int64_t>& s = payload_.values[e.id].sizes;
+    // A copy: add_value below may reallocate payload_.values.
+    const std::vector<int64_t> s = payload_.values[e.id].sizes;
     if (trivial_layout(s)) return e.id;
     if (s.size() != 4) return make_error("'" + v->name() + "' needs a layout change but is not 4-D");
     auto key = std::make_pair(v, nhwc);
@@ -374,7 +391,7 @@ Status Lowering::lower_conv(const Node& n) {
   const auto stride = *lit_ints(n, "stride", 2, {1, 1});
   const auto pad = *lit_ints(n, "padding", 2, {0, 0});
   const auto dil = *lit_ints(n, "dilation", 2, {1, 1});
-  const int64_t groups = *lit_int(n, "groups");
+  const int64_t groups = *lit_int_or(n, "groups", 1);
   LATHE_ASSIGN_OR_RETURN(uint32_t xi, get(x, true));
   LATHE_ASSIGN_OR_RETURN(uint32_t wi, get(w, false));
   std::vector<PayloadOperand> ins{{xi, "input"}, {wi, "weight"}};
@@ -458,7 +475,7 @@ Status Lowering::lower(const Node& n) {
   if (op == "aten.mm.default") return lower_fc(n, tensor_arg(n, "self"), tensor_arg(n, "mat2"), nullptr, true);
   if (op == "aten.addmm.default") return lower_fc(n, tensor_arg(n, "mat1"), tensor_arg(n, "mat2"), tensor_arg(n, "self"), true);
   if (op == "aten.convolution.default") return lower_conv(n);
-  if (op == "aten.native_batch_norm.default") {
+  if (is_batch_norm_op(op)) {
     const Value* x = tensor_arg(n, "input");
     auto f = fusable_.find(x);
     if (f == fusable_.end() || payload_.ops[f->second].kind != "conv2d" || payload_.ops[f->second].inputs.size() > 3)
