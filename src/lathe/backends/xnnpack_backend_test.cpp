@@ -44,10 +44,13 @@ ExecutorOptions with_delegates() {
   return o;
 }
 
+// fixtures/*.pt2 and the data-dependent ones in fixtures/dynamic/.
 std::vector<std::string> fixtures() {
   std::vector<std::string> out;
-  for (const auto& e : fs::directory_iterator(testing::source_path("fixtures"))) {
-    if (e.path().extension() == ".pt2") out.push_back(e.path().string());
+  for (const char* dir : {"fixtures", "fixtures/dynamic"}) {
+    for (const auto& e : fs::directory_iterator(testing::source_path(dir))) {
+      if (e.path().extension() == ".pt2") out.push_back(e.path().string());
+    }
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -69,7 +72,7 @@ TEST(XnnpackFixtures, EveryFixtureLoweredWrittenReadMatchesPyTorchAndPortable) {
     ASSERT_TRUE(program.ok());
     auto lowered = lower_program(*program, xnnpack_backend());
     ASSERT_TRUE(lowered.ok()) << lowered.error().message();
-    const std::string out_path = dir + "/" + stem + ".xnnpack.pt2";
+    const std::string out_path = dir + "/" + fs::path(path).parent_path().filename().string() + "_" + stem + ".xnnpack.pt2";
     Status w = write_pt2(*program, out_path);
     ASSERT_TRUE(w.ok()) << w.error().message();
     auto back = read_pt2(out_path);
