@@ -13,6 +13,7 @@
 #include <map>
 #include <thread>
 
+#include "lathe/ir/graph_builder.h"
 #include "lathe/runtime/compare.h"
 #include "lathe/runtime/executor.h"
 #include "lathe/runtime/kernels/util.h"
@@ -211,6 +212,44 @@ TEST(Fixtures, ExecutorsRunConcurrentlyOverOneLoadedProgram) {
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(failures, (std::vector<int>{0, 0, 0}));
+}
+
+}  // namespace
+}  // namespace lathe
+
+namespace lathe {
+namespace {
+
+// mlp's batch is symbolic (s77, hint 2 at export): its four hidden
+// activations, [B, 128] float32 each, are planned from the hint into two
+// alternating buffers (addmm -> relu -> addmm_1 -> relu_1, each dead once
+// the next has read it; the output escapes). A call with a larger batch
+// grows both buffers to B * 128 * 4 bytes; smaller calls reuse them.
+TEST(Fixtures, SymbolicIntermediatesArePlannedAndGrowWithTheCall) {
+  const std::string path = testing::source_path("fixtures/mlp.pt2");
+  auto program = read_pt2(path);
+  ASSERT_TRUE(program.ok());
+  const ExportedProgram& ep = *program->methods[0].program;
+  auto planned = Executor::create(ep);
+  ExecutorOptions fresh;
+  fresh.plan_memory = false;
+  auto unplanned = Executor::create(ep, fresh);
+  ASSERT_TRUE(planned.ok() && unplanned.ok());
+  const MemoryStats& s = (*planned)->memory_stats();
+  EXPECT_EQ(s.planned_values, 4u);
+  EXPECT_EQ(s.buffers, 2u);
+  EXPECT_EQ(s.buffer_bytes, 2u * 2 * 128 * 4);
+  const std::vector<std::pair<int64_t, size_t>> batches = {{2, 0}, {37, 2}, {1, 2}, {64, 4}, {5, 4}};
+  for (const auto& [batch, growths] : batches) {
+    SCOPED_TRACE("batch " + std::to_string(batch));
+    std::vector<Tensor> in = {GraphBuilder::deterministic_tensor("x" + std::to_string(batch), DType::Float32, {batch, 64})};
+    auto a = (*planned)->run(in);
+    auto b = (*unplanned)->run(in);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(compare_tensors((*a)[0], (*b)[0], Tolerance{0, 0}).max_abs, 0.0);
+    EXPECT_EQ(s.buffer_growths, growths);
+  }
+  EXPECT_EQ(s.buffer_bytes, 2u * 64 * 128 * 4);
 }
 
 }  // namespace
