@@ -152,4 +152,14 @@ std::string describe_op(const Node& n) {
   return op + " of custom op " + name;
 }
 
+namespace {
+Status planned_not_called(KernelCall& call) {
+  return make_error(call.node().op_name() + " runs through its planned subgraphs, not as a kernel");
+}
+}  // namespace
+
+void register_control_flow_entries(KernelRegistry& r) {
+  for (std::string_view op : {kCond, kWhileLoop}) r.set(std::string(op), {planned_not_called, OutputAlias::MaybeView});
+}
+
 }  // namespace lathe

@@ -15,6 +15,7 @@
 #include "lathe/core/result.h"
 #include "lathe/ir/node.h"
 #include "lathe/runtime/delegate.h"
+#include "lathe/runtime/kernel_registry.h"
 
 namespace lathe {
 
@@ -29,5 +30,10 @@ Result<std::shared_ptr<DelegateHandle>> plan_control_flow(const Node& n, const G
 // (auto_functionalized, auto_functionalized_v2) also the op it wraps, so a
 // refusal names the custom op the user has to provide.
 std::string describe_op(const Node& n);
+
+// Lists cond and while_loop among the ops the portable runtime runs (what
+// `lathe ops` prints). The entries are placeholders: GraphPlan recognises
+// these nodes before looking for a kernel, and the function only fails.
+void register_control_flow_entries(KernelRegistry& r);
 
 }  // namespace lathe

@@ -1,5 +1,6 @@
 #include "lathe/runtime/kernel_registry.h"
 
+#include "lathe/runtime/control_flow.h"
 #include "lathe/runtime/kernels/register.h"
 
 namespace lathe {
@@ -45,6 +46,7 @@ const KernelRegistry& portable_kernels() {
     kernels::register_factory_kernels(r);
     kernels::register_sym_kernels(r);
     kernels::register_quantized_kernels(r);
+    register_control_flow_entries(r);
     return r;
   }();
   return registry;
