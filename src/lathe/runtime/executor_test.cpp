@@ -288,6 +288,42 @@ TEST(Executor, SizeStrideNumelItemAndAssertions) {
   EXPECT_EQ((*ok)[3].to_double(), 120.0);
 }
 
+// n.item() constrained as torch.export (before 2.13's _assert_scalar form)
+// wrote it: sym_constrain_range_for_size(u0, min=2, max=5) and
+// sym_constrain_range(u0, max=4). Nodes without outputs, as torch writes them.
+TEST(Executor, SymConstrainRangeRefusesAnItemOutsideItsRange_NEG) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* n = b.user_input("n", std::vector<int64_t>{}, DType::Int64);
+  Value* item = b.call_sym_int("aten._local_scalar_dense.default", {{"self", n}}, SymDim(SymExpr{"u0", std::nullopt}));
+  b.graph().create_node(GraphBuilder::full_target("aten.sym_constrain_range_for_size.default"),
+                        {NamedArgument{"size", GraphBuilder::value_arg(item), ArgKind::Positional},
+                         NamedArgument{"min", Argument(int64_t{2}), ArgKind::Keyword},
+                         NamedArgument{"max", Argument(int64_t{5}), ArgKind::Keyword}});
+  b.graph().create_node(GraphBuilder::full_target("aten.sym_constrain_range.default"),
+                        {NamedArgument{"size", GraphBuilder::value_arg(item), ArgKind::Positional},
+                         NamedArgument{"max", Argument(int64_t{4}), ArgKind::Keyword}});
+  b.user_output(item);
+  auto ex = Executor::create(ep);
+  ASSERT_TRUE(ex.ok()) << ex.error().message();
+  auto run = [&](int64_t v) {
+    Tensor t = Tensor::empty(DType::Int64, {});
+    *kernels::mdata<int64_t>(t) = v;
+    return (*ex)->run(std::vector<EValue>{EValue(t)});
+  };
+  auto ok = run(3);
+  ASSERT_TRUE(ok.ok()) << ok.error().message();
+  EXPECT_EQ((*ok)[0].to_int(), 3);
+  auto low = run(1);
+  ASSERT_FALSE(low.ok());
+  EXPECT_NE(low.error().message().find("value 1 outside its constrained range [2, 5]"), std::string::npos)
+      << low.error().message();
+  auto high = run(5);  // inside [2, 5], outside the second constraint's [-inf, 4]
+  ASSERT_FALSE(high.ok());
+  EXPECT_NE(high.error().message().find("value 5 outside its constrained range [-inf, 4]"), std::string::npos)
+      << high.error().message();
+}
+
 // copy_ writes into its destination (a user input here), as in PyTorch.
 TEST(Executor, CopyInPlaceWritesItsDestination) {
   ExportedProgram ep;

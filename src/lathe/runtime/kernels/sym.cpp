@@ -159,7 +159,9 @@ Status constrain_range_kernel(KernelCall& c) {
   LATHE_ASSIGN_OR_RETURN(auto lo, c.optional_int("min"));
   LATHE_ASSIGN_OR_RETURN(auto hi, c.optional_int("max"));
   if ((lo && v < *lo) || (hi && v > *hi)) {
-    return make_error("value " + std::to_string(v) + " outside its constrained range");
+    return make_error("value " + std::to_string(v) + " outside its constrained range [" +
+                      (lo ? std::to_string(*lo) : std::string("-inf")) + ", " + (hi ? std::to_string(*hi) : std::string("inf")) +
+                      "]");
   }
   return Status::Ok();
 }
