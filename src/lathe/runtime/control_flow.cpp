@@ -1,5 +1,6 @@
 #include "lathe/runtime/control_flow.h"
 
+#include "lathe/runtime/auto_functionalized.h"
 #include "lathe/runtime/graph_plan.h"
 #include "lathe/runtime/kernel_call.h"
 #include "lathe/runtime/kernels/util.h"
@@ -139,6 +140,7 @@ bool is_control_flow(const Node& n) {
 Result<std::shared_ptr<DelegateHandle>> plan_control_flow(const Node& n, const GraphPlanOptions& options) {
   if (n.op_name() == kCond) return plan_cond(n, options);
   if (n.op_name() == kWhileLoop) return plan_while_loop(n, options);
+  if (is_auto_functionalized(n)) return plan_auto_functionalized(n, *options.kernels);
   return make_error("not a control-flow op");
 }
 

@@ -23,7 +23,9 @@ struct GraphPlanOptions;
 
 // True for the higher-order ops planned here (by target).
 bool is_control_flow(const Node& n);
-// Plans the node's subgraphs; fails naming the subgraph that cannot run.
+// Plans the node: its subgraphs (cond, while_loop), or the wrapped op of an
+// auto_functionalized_v2 node (auto_functionalized.h); fails naming what
+// cannot run.
 Result<std::shared_ptr<DelegateHandle>> plan_control_flow(const Node& n, const GraphPlanOptions& options);
 
 // For a node Lathe cannot run: its op, and for a functionalization wrapper

@@ -5,6 +5,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "lathe/runtime/auto_functionalized.h"
 #include "lathe/runtime/control_flow.h"
 #include "lathe/runtime/kernel_call.h"
 #include "lathe/runtime/kernels/util.h"
@@ -14,28 +15,9 @@ namespace lathe {
 
 std::string node_label(const Node& n) { return "node '" + n.name() + "' (" + n.op_name() + ")"; }
 
-namespace {
-
-using SlotMap = std::unordered_map<const Value*, int32_t>;
-
-struct PlannedNode {
-  const Node* node = nullptr;
-  KernelFn fn = nullptr;
-  OutputAlias alias = OutputAlias::None;
-  std::shared_ptr<DelegateHandle> handle;  // delegate or control flow: runs instead of fn
-  std::vector<BoundArgument> args;
-  std::vector<int32_t> outputs;
-  std::vector<int32_t> release;  // slots whose last reader is this node
-};
-
-struct OutputBinding {
-  int32_t slot = -1;  // -1: a literal output
-  EValue literal;
-};
-
 // One slot per item for list arguments, one for anything else (see
 // BoundArgument).
-Result<BoundArgument> bind_argument(const NamedArgument& na, const SlotMap& slot_of) {
+Result<BoundArgument> bind_argument(const NamedArgument& na, const std::unordered_map<const Value*, int32_t>& slot_of) {
   BoundArgument b;
   b.arg = &na;
   auto slot = [&](const Value* v) -> Result<int32_t> {
@@ -81,6 +63,25 @@ Result<BoundArgument> bind_argument(const NamedArgument& na, const SlotMap& slot
   }
   return b;
 }
+
+namespace {
+
+using SlotMap = std::unordered_map<const Value*, int32_t>;
+
+struct PlannedNode {
+  const Node* node = nullptr;
+  KernelFn fn = nullptr;
+  OutputAlias alias = OutputAlias::None;
+  std::shared_ptr<DelegateHandle> handle;  // delegate or control flow: runs instead of fn
+  std::vector<BoundArgument> args;
+  std::vector<int32_t> outputs;
+  std::vector<int32_t> release;  // slots whose last reader is this node
+};
+
+struct OutputBinding {
+  int32_t slot = -1;  // -1: a literal output
+  EValue literal;
+};
 
 // Node outputs flattened: a Tensor[] output contributes one position per item.
 std::vector<const Value*> flatten_outputs(const Node& n) {
@@ -237,7 +238,9 @@ Status GraphPlan::Impl::plan_nodes(const Graph& g, const GraphPlanOptions& optio
     p.node = n;
     const std::string_view backend = delegate_backend_name(n->target());
     const DelegateRuntime* delegate = backend.empty() || !options.delegates ? nullptr : options.delegates->find(backend);
-    const bool control = backend.empty() && is_control_flow(*n);
+    // Control flow, and a custom-op call whose op has a kernel here.
+    const bool control = backend.empty() && (is_control_flow(*n) || (is_auto_functionalized(*n) &&
+                                                                       options.kernels->find(wrapped_op(*n))));
     const KernelInfo* k = backend.empty() && !control ? options.kernels->find(n->target()) : nullptr;
     if (!k && !delegate && !control) {
       missing[backend.empty() ? describe_op(*n) : n->op_name() + " (backend '" + std::string(backend) + "' not loaded)"]

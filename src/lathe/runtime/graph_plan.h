@@ -14,12 +14,14 @@
 
 #include <functional>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "lathe/core/result.h"
 #include "lathe/ir/graph.h"
 #include "lathe/runtime/delegate.h"
 #include "lathe/runtime/evalue.h"
+#include "lathe/runtime/kernel_call.h"
 #include "lathe/runtime/kernel_registry.h"
 
 namespace lathe {
@@ -68,5 +70,9 @@ class GraphPlan {
 
 // "node 'name' (aten.add.Tensor)" for error contexts.
 std::string node_label(const Node& n);
+
+// A node argument bound to slots: one per item for list arguments, one for
+// anything else, -1 for literals and None (see BoundArgument).
+Result<BoundArgument> bind_argument(const NamedArgument& na, const std::unordered_map<const Value*, int32_t>& slot_of);
 
 }  // namespace lathe
