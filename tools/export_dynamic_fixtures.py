@@ -34,9 +34,11 @@ def dynamic_shapes(fx, args):
 
 
 def target_name(t):
-    """As torch's serializer spells a target: "aten.add.Tensor", "_operator.add", "torch.sym_max"."""
+    """A target as Lathe names ops: "aten.add.Tensor", "higher_order.cond", "_operator.add", "torch.sym_max"."""
     if isinstance(t, torch._ops.OpOverload):
         return str(t)
+    if isinstance(t, torch._ops.HigherOrderOperator):
+        return "higher_order." + t.name()
     return "%s.%s" % (t.__module__, t.__name__)
 
 

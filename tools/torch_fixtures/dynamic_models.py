@@ -6,6 +6,7 @@ from typing import Callable, Dict, List, Tuple
 
 import torch
 from torch import nn
+from torch._higher_order_ops.while_loop import while_loop
 
 
 class DataDependentSlice(nn.Module):
@@ -25,6 +26,25 @@ class DataDependentSlice(nn.Module):
         head = torch.relu(self.proj(x[:k])) * (k + 1)
         scale = torch.sym_max(k, x.shape[0] // 2)
         return head, x.sum(0) * scale
+
+
+class TanhLoop(nn.Module):
+    """``torch.while_loop``: h = tanh(Linear(h)) n times (n a tensor input);
+    returns the counter and h. The Linear's parameters and n reach the
+    subgraphs as additional inputs; the batch is a Dim (1..16)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x, n):
+        def cond_fn(i, h):
+            return i < n
+
+        def body_fn(i, h):
+            return i + 1, torch.tanh(self.lin(h))
+
+        return while_loop(cond_fn, body_fn, (torch.zeros((), dtype=torch.int64), x))
 
 
 @dataclass
@@ -47,8 +67,18 @@ def _slice_calls(g):
     return [call(5, 3), call(12, 12), call(2, 1)]
 
 
+def _loop_calls(g):
+    def call(rows, n):
+        return (torch.randn(rows, 4, generator=g), torch.tensor(n, dtype=torch.int64))
+
+    # three batch sizes; three iterations, none, five
+    return [call(3, 3), call(1, 0), call(7, 5)]
+
+
 DYNAMIC_FIXTURES = [
     DynamicFixture("data_dependent_slice", "relu(Linear(x[: n.item()])) * (u0 + 1) (unbacked u0 with torch._check), "
                    "x.sum(0) * sym_max(u0, s0 // 2); rows is a Dim (2..32)",
                    DataDependentSlice, _slice_calls, {0: {0: ("rows", 2, 32)}}),
+    DynamicFixture("while_loop_tanh", "torch.while_loop: h = tanh(Linear(h)) n times (n a tensor input), returns "
+                   "(n, h); batch is a Dim (1..16)", TanhLoop, _loop_calls, {0: {0: ("batch", 1, 16)}}),
 ]

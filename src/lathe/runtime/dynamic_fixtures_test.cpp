@@ -1,5 +1,6 @@
 // fixtures/dynamic/: real PyTorch 2.13 archives with data-dependent sizes
-// (tools/export_dynamic_fixtures.py). Each runs at its three reference
+// and control flow (tools/export_dynamic_fixtures.py): an unbacked slice
+// length, a torch.while_loop run a tensor's number of times. Each runs at its three reference
 // calls — three different sizes — and matches PyTorch's eager outputs; the
 // runtime assertions torch._check put in the graph refuse what PyTorch
 // would refuse.
@@ -41,7 +42,7 @@ TEST(DynamicFixtures, EveryCallMatchesPyTorchAtItsOwnSize) {
     ASSERT_TRUE(calls.ok()) << calls.error().message();
     auto ex = Executor::create(*m.program);
     ASSERT_TRUE(ex.ok()) << ex.error().message();
-    std::set<std::vector<int64_t>> first_output_shapes;
+    std::set<std::vector<int64_t>> first_input_shapes;
     for (size_t k = 0; k < calls->size(); ++k) {
       auto out = (*ex)->run((*calls)[k].inputs);
       ASSERT_TRUE(out.ok()) << "call " << k << ": " << out.error().message();
@@ -51,9 +52,9 @@ TEST(DynamicFixtures, EveryCallMatchesPyTorchAtItsOwnSize) {
         TensorDiff d = compare_tensors((*out)[i], (*calls)[k].outputs[i], Tolerance{1e-5, 0.0});
         EXPECT_TRUE(d.ok) << "call " << k << " output " << i << ": " << d.describe();
       }
-      first_output_shapes.insert((*out)[0].sizes);
+      first_input_shapes.insert((*calls)[k].inputs[0].sizes);
     }
-    EXPECT_EQ(first_output_shapes.size(), calls->size()) << "the reference calls should differ in size";
+    EXPECT_EQ(first_input_shapes.size(), calls->size()) << "the reference calls should differ in size";
   }
 }
 
