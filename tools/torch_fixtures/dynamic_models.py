@@ -47,6 +47,15 @@ class TanhLoop(nn.Module):
         return while_loop(cond_fn, body_fn, (torch.zeros((), dtype=torch.int64), x))
 
 
+class CondOnShape(nn.Module):
+    """``torch.cond`` on a SymBool (``x.shape[0] > 4``, _operator.gt of
+    sym_size): the true branch scales by the batch size inside the
+    subgraph, the false branch adds one."""
+
+    def forward(self, x):
+        return torch.cond(x.shape[0] > 4, lambda x: x.cos() * x.shape[0], lambda x: x.sin() + 1, (x,))
+
+
 @dataclass
 class DynamicFixture:
     name: str
@@ -75,10 +84,18 @@ def _loop_calls(g):
     return [call(3, 3), call(1, 0), call(7, 5)]
 
 
+def _shape_calls(g):
+    # batch 3 (false branch), 9 (true), 1 (false)
+    return [(torch.randn(b, 4, generator=g),) for b in (3, 9, 1)]
+
+
 DYNAMIC_FIXTURES = [
     DynamicFixture("data_dependent_slice", "relu(Linear(x[: n.item()])) * (u0 + 1) (unbacked u0 with torch._check), "
                    "x.sum(0) * sym_max(u0, s0 // 2); rows is a Dim (2..32)",
                    DataDependentSlice, _slice_calls, {0: {0: ("rows", 2, 32)}}),
     DynamicFixture("while_loop_tanh", "torch.while_loop: h = tanh(Linear(h)) n times (n a tensor input), returns "
                    "(n, h); batch is a Dim (1..16)", TanhLoop, _loop_calls, {0: {0: ("batch", 1, 16)}}),
+    DynamicFixture("cond_on_shape", "torch.cond(x.shape[0] > 4, cos(x) * x.shape[0], sin(x) + 1): a SymBool "
+                   "predicate, a size read inside the branch; batch is a Dim (1..16)", CondOnShape, _shape_calls,
+                   {0: {0: ("batch", 1, 16)}}),
 ]
