@@ -1,5 +1,6 @@
 #include "lathe/runtime/input_check.h"
 
+#include <cstdint>
 #include <map>
 #include <regex>
 
@@ -43,20 +44,47 @@ std::optional<std::string> plain_symbol(const std::string& expr) {
 
 InputChecker::InputChecker(const ExportedProgram& program, const std::vector<IoInfo>& user_inputs)
     : inputs_(user_inputs) {
+  // The SymInt user inputs' own symbols, from their placeholders (in order).
+  std::vector<const Value*> placeholders;
+  for (size_t i = 0; i < program.graph().inputs().size() && i < program.input_specs.size(); ++i) {
+    if (program.input_specs[i].kind != InputKind::UserInput) continue;
+    const Value* v = nullptr;
+    program.graph().inputs()[i].for_each_value([&](Value* x) {
+      if (!v) v = x;
+    });
+    placeholders.push_back(v);
+  }
   for (size_t i = 0; i < inputs_.size(); ++i) {
+    if (inputs_[i].kind == ValueKind::SymInt && i < placeholders.size() && placeholders[i] && placeholders[i]->sym()) {
+      const auto* d = std::get_if<SymDim>(&*placeholders[i]->sym());
+      std::optional<std::string> sym = d && !d->is_concrete() ? plain_symbol(d->expr().expr) : std::nullopt;
+      if (sym) symbolic_.push_back(symbolic(program, i, kWholeValue, *sym));
+    }
     if (inputs_[i].kind != ValueKind::Tensor || !inputs_[i].meta) continue;
     const std::vector<SymDim>& sizes = inputs_[i].meta->sizes;
     for (size_t d = 0; d < sizes.size(); ++d) {
       if (sizes[d].is_concrete()) continue;
       std::optional<std::string> sym = plain_symbol(sizes[d].expr().expr);
-      if (!sym) continue;
-      SymbolicDim s{i, d, *sym, std::nullopt};
-      for (const auto& [name, range] : program.range_constraints) {
-        if (name == *sym) s.range = range;
-      }
-      symbolic_.push_back(std::move(s));
+      if (sym) symbolic_.push_back(symbolic(program, i, d, *sym));
     }
   }
+}
+
+InputChecker::SymbolicDim InputChecker::symbolic(const ExportedProgram& program, size_t input, size_t dim,
+                                                 std::string symbol) const {
+  SymbolicDim s{input, dim, std::move(symbol), std::nullopt};
+  for (const auto& [name, range] : program.range_constraints) {
+    if (name == s.symbol) s.range = range;
+  }
+  return s;
+}
+
+int64_t InputChecker::size_of(const std::vector<EValue>& args, const SymbolicDim& s) const {
+  return s.dim == kWholeValue ? args[s.input].to_int() : args[s.input].tensor().sizes[s.dim];
+}
+
+std::string InputChecker::where(const SymbolicDim& s) const {
+  return "input '" + inputs_[s.input].name + "'" + (s.dim == kWholeValue ? "" : " dim " + std::to_string(s.dim));
 }
 
 Status InputChecker::check(const std::vector<EValue>& args) const {
@@ -98,19 +126,16 @@ Status InputChecker::check_static(size_t index, const EValue& v) const {
 Status InputChecker::check_symbols(const std::vector<EValue>& args) const {
   std::map<std::string, const SymbolicDim*> first_seen;
   for (const SymbolicDim& s : symbolic_) {
-    const int64_t size = args[s.input].tensor().sizes[s.dim];
-    const std::string what = "input '" + inputs_[s.input].name + "' dim " + std::to_string(s.dim) + " is " +
-                             std::to_string(size);
+    const int64_t size = size_of(args, s);
+    const std::string what = where(s) + " is " + std::to_string(size);
     if (s.range && ((s.range->min_val && size < *s.range->min_val) || (s.range->max_val && size > *s.range->max_val))) {
       return make_error(what + ", outside " + s.symbol + "'s range " + range_string(*s.range));
     }
     auto [it, fresh] = first_seen.emplace(s.symbol, &s);
     if (fresh) continue;
-    const SymbolicDim& o = *it->second;
-    const int64_t other = args[o.input].tensor().sizes[o.dim];
+    const int64_t other = size_of(args, *it->second);
     if (other != size) {
-      return make_error(what + ", but input '" + inputs_[o.input].name + "' dim " + std::to_string(o.dim) + " is " +
-                        std::to_string(other) + " and both are " + s.symbol);
+      return make_error(what + ", but " + where(*it->second) + " is " + std::to_string(other) + " and both are " + s.symbol);
     }
   }
   return Status::Ok();

@@ -6,6 +6,7 @@
 //   * every dimension that is a plain shape symbol ("s77", as 2.13 writes
 //     it: Symbol('s77', positive=True, integer=True)) against that symbol's
 //     range in ExportedProgram::range_constraints;
+//   * a SymInt input whose value is a plain symbol, the same way;
 //   * one symbol, one size: inputs sharing a symbol must agree.
 //
 // Dimensions given by an expression of symbols (2*s0, s0 + 1) are not
@@ -38,14 +39,18 @@ class InputChecker {
   Status check(const std::vector<EValue>& args) const;
 
  private:
+  static constexpr size_t kWholeValue = SIZE_MAX;  // `dim` of a SymInt input
   struct SymbolicDim {
     size_t input = 0;
-    size_t dim = 0;
+    size_t dim = 0;  // kWholeValue: the input is the int itself
     std::string symbol;
     std::optional<RangeConstraint> range;  // nullopt: the program gives none
   };
   Status check_static(size_t index, const EValue& v) const;
   Status check_symbols(const std::vector<EValue>& args) const;
+  SymbolicDim symbolic(const ExportedProgram& program, size_t input, size_t dim, std::string symbol) const;
+  int64_t size_of(const std::vector<EValue>& args, const SymbolicDim& s) const;
+  std::string where(const SymbolicDim& s) const;
 
   std::vector<IoInfo> inputs_;
   std::vector<SymbolicDim> symbolic_;

@@ -147,3 +147,38 @@ TEST(InputCheck, UnboundedMaxIsNotChecked) {
 
 }  // namespace
 }  // namespace lathe
+
+namespace lathe {
+namespace {
+
+// A size passed as an int: n is s0 in [1, 4], and x is [s0, 2].
+void build_sym_int_input(ExportedProgram& ep) {
+  GraphBuilder b(ep);
+  const SymDim s0 = SymExpr{"Symbol('s0', positive=True, integer=True)", int64_t{3}};
+  Value* x = b.user_input("x", GraphBuilder::tensor_meta(DType::Float32, {s0, 2}));
+  b.sym_int_input("n", SymExpr{"Symbol('s0', positive=True, integer=True)", int64_t{3}});
+  b.user_output(b.call("aten.relu.default", {{"self", x}}, GraphBuilder::tensor_meta(DType::Float32, {s0, 2})));
+  ep.range_constraints.emplace_back("s0", RangeConstraint{1, 4});
+}
+
+std::string sym_int_error(int64_t rows, int64_t n) {
+  ExportedProgram ep;
+  build_sym_int_input(ep);
+  auto ex = Executor::create(ep);
+  EXPECT_TRUE(ex.ok()) << ex.error().message();
+  auto out = (*ex)->run(std::vector<EValue>{Tensor::empty(DType::Float32, {rows, 2}), EValue(n)});
+  return out.ok() ? "" : out.error().message();
+}
+
+TEST(InputCheck, SymIntInputAgreeingWithItsTensorRuns) { EXPECT_EQ(sym_int_error(3, 3), ""); }
+
+TEST(InputCheck, SymIntInputOutsideItsRange_NEG) {
+  EXPECT_EQ(sym_int_error(5, 5), "input 'x' dim 0 is 5, outside s0's range [1, 4]");
+}
+
+TEST(InputCheck, SymIntInputDisagreeingWithItsTensor_NEG) {
+  EXPECT_EQ(sym_int_error(3, 2), "input 'n' is 2, but input 'x' dim 0 is 3 and both are s0");
+}
+
+}  // namespace
+}  // namespace lathe
