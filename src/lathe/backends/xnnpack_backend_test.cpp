@@ -252,7 +252,9 @@ TEST(XnnpackRefusal, MutatedBufferWeight_NEG) {
   auto r = partition(ep, xnnpack_backend());
   ASSERT_TRUE(r.ok()) << r.error().message();
   for (const NodeDecision& d : r->decisions) {
-    if (d.op == "aten.linear.default") EXPECT_FALSE(d.claimed);
+    if (d.op == "aten.linear.default") {
+      EXPECT_FALSE(d.claimed);
+    }
   }
   EXPECT_TRUE(verify(ep, "model").ok());
 }
