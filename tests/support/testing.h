@@ -18,12 +18,14 @@ void write_text(const std::string& path, const std::string& text);
 // ("<name>.tmp-XXXXXX"): an atomic write that failed must leave none.
 std::vector<std::string> atomic_write_temporaries(const std::string& dir);
 
-// The fixtures (stems of fixtures/*.pt2, sorted) and what fixtures/manifest.json
-// says of them: whether the portable kernels can run every method
-// ("runnable": false marks a fixture Lathe reads and writes but cannot run,
-// such as a call to a user's custom op).
+// The fixtures (stems of fixtures/*.pt2, sorted) and what their manifest says
+// of them: whether the portable kernels can run every method ("runnable":
+// false marks a fixture Lathe reads and writes but cannot run, such as a
+// call to a user's custom op). `fixture` is a name in fixtures/ or the path
+// of an archive whose folder has a manifest.json (fixtures/dynamic/...); a
+// fixture the manifest does not list counts as runnable.
 std::vector<std::string> fixture_names();
-bool fixture_runnable(const std::string& name);
+bool fixture_runnable(const std::string& fixture);
 std::vector<std::string> runnable_fixture_names();
 
 }  // namespace lathe::testing

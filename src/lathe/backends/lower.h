@@ -30,9 +30,6 @@ struct MethodLowering {
 struct LowerResult {
   std::vector<MethodLowering> methods;
   std::vector<ExplainRecord> pass_records;  // what the pre-passes rewrote or kept, and why
-  // Set when the input already failed verify() and the lowered program fails
-  // it with the same message (and nothing else found first): that message.
-  std::optional<std::string> unverified_input;
 };
 
 // Every method, or only `method` when not empty.

@@ -2,10 +2,6 @@
 
 #include <filesystem>
 
-#include <fstream>
-
-#include <nlohmann/json.hpp>
-
 #include "lathe/runtime/npy.h"
 
 namespace lathe {
@@ -40,21 +36,6 @@ Result<std::vector<ReferenceCall>> load_reference_calls(const std::string& metho
   }
   if (calls.empty()) return make_error("no reference calls in " + method_dir + " (expected call_0/input_0.npy ...)");
   return calls;
-}
-
-Result<bool> fixture_runnable(const std::string& archive_path) {
-  const fs::path p(archive_path);
-  const fs::path manifest = p.parent_path() / "manifest.json";
-  if (!fs::exists(manifest)) return true;
-  std::ifstream in(manifest);
-  nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return make_error(manifest.string() + ": not a JSON object");
-  auto entry = j.find(p.stem().string());
-  if (entry == j.end() || !entry->is_object()) return true;
-  auto runnable = entry->find("runnable");
-  if (runnable == entry->end()) return true;
-  if (!runnable->is_boolean()) return make_error(manifest.string() + ": '" + p.stem().string() + ".runnable' is not a bool");
-  return runnable->get<bool>();
 }
 
 }  // namespace lathe

@@ -23,10 +23,6 @@ struct ReferenceCall {
 std::string reference_dir(const std::string& archive_path, const std::string& method);
 // call_0, call_1, ... until the first missing one; an error if there is none.
 Result<std::vector<ReferenceCall>> load_reference_calls(const std::string& method_dir);
-// Whether the fixture's manifest (<dir>/manifest.json, keyed by stem) marks
-// it runnable. A fixture the manifest does not list, or a folder without a
-// manifest, counts as runnable; an unreadable manifest is an error.
-Result<bool> fixture_runnable(const std::string& archive_path);
 // <dir>/<prefix>_0.npy, _1, ... until the first missing one.
 Result<std::vector<Tensor>> load_npy_series(const std::string& dir, const std::string& prefix);
 
