@@ -52,7 +52,7 @@ SAN_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 $(ASAN_BUILD)/CMakeCache.txt: | deps
 	cmake -S . -B $(ASAN_BUILD) -DLATHE_SANITIZE=ON $(CMAKE_FLAGS)
 
-sanitize: deps $(ASAN_BUILD)/CMakeCache.txt
+sanitize: deps venv $(ASAN_BUILD)/CMakeCache.txt
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && $(SAN_ENV) ctest --output-on-failure -j $(JOBS)
 

@@ -21,6 +21,12 @@ std::string shared_path(const std::string& relative) {
   return std::string(LATHE_SOURCE_DIR) + "/../shared/" + relative;
 }
 
+std::string torch_python() {
+  const std::string python = source_path(".venv/bin/python");
+  EXPECT_TRUE(std::filesystem::exists(python)) << python << " is missing: run `make venv` (scripts/setup-venv.sh)";
+  return python;
+}
+
 namespace {
 // Removes this process's temporary test folders when the test binary exits.
 struct TempRoot {

@@ -10,6 +10,9 @@ namespace lathe::testing {
 std::string source_path(const std::string& relative);
 // Path of the read-only shared folder beside the checkout (../shared).
 std::string shared_path(const std::string& relative);
+// The project's Python with the pinned PyTorch (.venv, made by `make venv`):
+// tests that ask PyTorch itself use it, and fail if it is missing.
+std::string torch_python();
 // A fresh empty directory for this test, removed at process exit.
 std::string temp_dir();
 std::string read_text(const std::string& path);

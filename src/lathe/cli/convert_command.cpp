@@ -1,5 +1,6 @@
 // `lathe convert IN.pt2 -o OUT.pt2 [--format 2.9|2.8|legacy]`: rewrite any
 // readable generation as the chosen one, so nobody has to re-export.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -28,6 +29,19 @@ void report_schema_raises(const Program& program) {
   }
 }
 
+// "export schema 8.12" (or "8.12, 8.20" when methods differ): what was written.
+std::string written_schemas(const Program& program, Pt2Format format) {
+  std::vector<std::string> minors;
+  for (const Method& m : program.methods) {
+    const int64_t minor = format == Pt2Format::Pt2Raw ? schema_minor_to_write(*m.program) : 1;
+    const std::string v = "8." + std::to_string(minor);
+    if (std::find(minors.begin(), minors.end(), v) == minors.end()) minors.push_back(v);
+  }
+  std::string s = "export schema ";
+  for (size_t i = 0; i < minors.size(); ++i) s += (i ? ", " : "") + minors[i];
+  return s;
+}
+
 int run_convert(const std::string& in, const std::string& out, const std::string& format_name) {
   auto format = parse_pt2_format(format_name);
   if (!format.ok()) {
@@ -52,7 +66,8 @@ int run_convert(const std::string& in, const std::string& out, const std::string
     std::cerr << "lathe convert: " << w.error().message() << "\n";
     return 1;
   }
-  std::cout << in << " (" << program->source_format << ") -> " << out << " (" << format_name << "), "
+  std::cout << in << " (" << program->source_format << ") -> " << out << " (" << format_name << ", "
+            << written_schemas(*program, *format) << "), "
             << program->methods.size() << (program->methods.size() == 1 ? " method" : " methods") << "\n";
   return 0;
 }

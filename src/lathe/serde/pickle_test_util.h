@@ -106,14 +106,11 @@ Tensor tensor_of(DType dtype, const std::vector<T>& values, std::vector<int64_t>
   return t;
 }
 
-inline const char* kPython = "/usr/bin/python3";
-
 // Runs tools/make_pickle_fixtures.py describe on `files`; returns its JSON.
-// PyTorch is a hard requirement of these tests (scripts/setup-deps.sh
-// installs it): a missing interpreter or torch is a failure, not a skip.
+// PyTorch is a hard requirement of these tests (`make venv` installs it): a
+// missing interpreter or torch is a failure, not a skip.
 inline json torch_describe(const std::vector<std::string>& files, bool weights_only, const std::string& dir) {
-  EXPECT_TRUE(std::filesystem::exists(kPython)) << kPython << " (with torch) is required by this test";
-  std::string cmd = std::string(kPython) + " " + testing::source_path("tools/make_pickle_fixtures.py") +
+  std::string cmd = testing::torch_python() + " " + testing::source_path("tools/make_pickle_fixtures.py") +
                     " describe" + (weights_only ? " --weights-only" : "");
   for (const auto& f : files) cmd += " '" + f + "'";
   const std::string out = dir + "/describe.json", err = dir + "/describe.err";

@@ -142,7 +142,7 @@ def groups(sd):
 assert groups(a) == groups(b), (groups(a), groups(b))
 print("ok")
 )");
-  std::string cmd = "/usr/bin/python3 " + script + " " + out + " " +
+  std::string cmd = testing::torch_python() + " " + script + " " + out + " " +
                     testing::source_path("fixtures/pt2-2.8/tied_embedding.pt2") + " > " + dir + "/out.txt 2>&1";
   int rc = std::system(cmd.c_str());
   EXPECT_EQ(rc, 0) << testing::read_text(dir + "/out.txt");

@@ -212,7 +212,7 @@ TEST(TorchSaveInterop, ReadsDeflatedRecords) {
   const std::string dir = testing::temp_dir();
   const std::string src = testing::source_path("tests/data/pickles/state_dict.pt");
   const std::string out = dir + "/deflated.pt";
-  const std::string cmd = std::string(kPython) +
+  const std::string cmd = testing::torch_python() +
                           " -c \"import sys, zipfile; a = zipfile.ZipFile(sys.argv[1]); "
                           "b = zipfile.ZipFile(sys.argv[2], 'w', zipfile.ZIP_DEFLATED); "
                           "[b.writestr(i.filename, a.read(i)) for i in a.infolist()]; b.close()\" " +
