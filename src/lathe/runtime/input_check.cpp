@@ -2,8 +2,8 @@
 
 #include <cstdint>
 #include <map>
-#include <regex>
 
+#include "lathe/ir/sym_expr.h"
 #include "lathe/runtime/kernels/util.h"
 
 namespace lathe {
@@ -22,7 +22,7 @@ std::string expected_shape(const TensorMeta& m) {
   std::string s = "[";
   for (size_t d = 0; d < m.sizes.size(); ++d) {
     const SymDim& x = m.sizes[d];
-    std::string sym = x.is_concrete() ? std::to_string(x.value()) : plain_symbol(x.expr().expr).value_or(x.expr().expr);
+    std::string sym = x.is_concrete() ? std::to_string(x.value()) : readable_sym_expr(x.expr().expr);
     s += (d ? ", " : "") + sym;
   }
   return s + "]";
@@ -35,11 +35,11 @@ std::string input_label(size_t index, const IoInfo& info) {
 }  // namespace
 
 std::optional<std::string> plain_symbol(const std::string& expr) {
-  static const std::regex kName(R"(^\s*([A-Za-z_][A-Za-z0-9_]*)\s*$)");
-  static const std::regex kSrepr(R"(^\s*Symbol\('([A-Za-z_][A-Za-z0-9_]*)'.*\)\s*$)");
-  std::smatch m;
-  if (std::regex_match(expr, m, kSrepr) || std::regex_match(expr, m, kName)) return m[1].str();
-  return std::nullopt;
+  auto e = SymExpression::parse(expr);
+  if (!e) return std::nullopt;
+  const std::vector<std::string> symbols = e->symbols();
+  if (symbols.size() != 1 || e->infix() != symbols[0]) return std::nullopt;
+  return symbols[0];
 }
 
 InputChecker::InputChecker(const ExportedProgram& program, const std::vector<IoInfo>& user_inputs)
