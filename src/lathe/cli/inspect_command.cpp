@@ -74,16 +74,11 @@ std::string schema_text(const ExportedProgram& ep) {
   return s + ", torch " + ep.torch_version;
 }
 
-std::string bound_text(const std::optional<int64_t>& b, const char* infinite) {
-  return b ? std::to_string(*b) : std::string(infinite);
-}
-
 // "s77 in [1, 64], u0 in [0, inf]"
 std::string ranges_text(const ExportedProgram& ep) {
   std::string s;
   for (const auto& [symbol, r] : ep.range_constraints) {
-    s += (s.empty() ? "" : ", ") + symbol + " in [" + bound_text(r.min_val, "-inf") + ", " +
-         bound_text(r.max_val, "inf") + "]";
+    s += (s.empty() ? "" : ", ") + symbol + " in " + range_text(r);
   }
   return s;
 }

@@ -9,7 +9,7 @@
 #include "lathe/backends/lower.h"
 #include "lathe/backends/xnnpack_backend.h"
 #include "lathe/cli/commands.h"
-#include "lathe/ir/sym_expr.h"
+#include "lathe/ir/printer.h"
 #include "lathe/runtime/compare.h"
 #include "lathe/runtime/default_inputs.h"
 #include "lathe/runtime/executor.h"
@@ -29,12 +29,7 @@ std::string describe_inputs(const Executor& ex) {
   for (const IoInfo& in : ex.user_inputs()) {
     s += (s.empty() ? "" : ", ") + in.name;
     if (in.meta) {
-      s += " " + std::string(dtype_name(in.meta->dtype)) + " [";
-      for (size_t d = 0; d < in.meta->sizes.size(); ++d) {
-        const SymDim& dim = in.meta->sizes[d];
-        s += (d ? ", " : "") + (dim.is_concrete() ? std::to_string(dim.value()) : readable_sym_expr(dim.expr().expr));
-      }
-      s += "]";
+      s += " " + std::string(dtype_name(in.meta->dtype)) + " " + format_dims(in.meta->sizes);
     }
   }
   return s;

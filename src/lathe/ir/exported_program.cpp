@@ -2,6 +2,16 @@
 
 namespace lathe {
 
+namespace {
+std::string bound_text(const std::optional<int64_t>& b, const char* unbounded) {
+  return b ? std::to_string(*b) : std::string(unbounded);
+}
+}  // namespace
+
+std::string range_text(const RangeConstraint& r) {
+  return "[" + bound_text(r.min_val, "-inf") + ", " + bound_text(r.max_val, "inf") + "]";
+}
+
 std::string_view input_kind_name(InputKind kind) {
   switch (kind) {
     case InputKind::UserInput: return "user_input";

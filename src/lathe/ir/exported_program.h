@@ -57,6 +57,8 @@ struct RangeConstraint {
   std::optional<int64_t> min_val;  // nullopt: unbounded
   std::optional<int64_t> max_val;
 };
+// "[1, 64]"; an open bound is -inf / inf.
+std::string range_text(const RangeConstraint& r);
 
 struct SchemaVersion {
   int64_t major = 8;

@@ -20,11 +20,6 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep = "
 
 std::string format_dim(const SymDim& d) { return d.is_concrete() ? std::to_string(d.value()) : readable_sym_expr(d.expr().expr); }
 
-std::string format_dims(const std::vector<SymDim>& dims) {
-  std::vector<std::string> parts;
-  for (const auto& d : dims) parts.push_back(format_dim(d));
-  return "[" + join(parts) + "]";
-}
 
 std::string quote(const std::string& s) {
   std::string out = "\"";
@@ -174,6 +169,12 @@ std::string indent_lines(const std::string& text, const std::string& ind) {
 }
 
 }  // namespace
+
+std::string format_dims(const std::vector<SymDim>& dims) {
+  std::vector<std::string> parts;
+  for (const auto& d : dims) parts.push_back(format_dim(d));
+  return "[" + join(parts) + "]";
+}
 
 std::string_view dtype_short_name(DType dtype) {
   switch (dtype) {

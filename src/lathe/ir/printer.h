@@ -37,6 +37,7 @@ std::string print_state(const ExportedProgram& ep);
 
 // Building blocks, exposed for error messages and explain output.
 std::string_view dtype_short_name(DType dtype);    // f32, bf16, i64, b8, ...
+std::string format_dims(const std::vector<SymDim>& dims);  // "[2, s77]" (symbols in infix form)
 std::string format_type(const Value& value);       // "f32[3, s0]", "SymInt(s0)", ...
 std::string format_argument(const Argument& arg);  // "%x", "[1, 0]", "None", "2.5", "\"s\""
 std::string format_double(double d);               // shortest text that round-trips; always looks like a float

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <map>
 
+#include "lathe/ir/printer.h"
 #include "lathe/ir/sym_expr.h"
 #include "lathe/runtime/kernels/util.h"
 
@@ -10,23 +11,7 @@ namespace lathe {
 
 namespace {
 
-std::string bound(const std::optional<int64_t>& b, const char* unbounded) {
-  return b ? std::to_string(*b) : std::string(unbounded);
-}
-
-std::string range_string(const RangeConstraint& r) {
-  return "[" + bound(r.min_val, "-inf") + ", " + bound(r.max_val, "inf") + "]";
-}
-
-std::string expected_shape(const TensorMeta& m) {
-  std::string s = "[";
-  for (size_t d = 0; d < m.sizes.size(); ++d) {
-    const SymDim& x = m.sizes[d];
-    std::string sym = x.is_concrete() ? std::to_string(x.value()) : readable_sym_expr(x.expr().expr);
-    s += (d ? ", " : "") + sym;
-  }
-  return s + "]";
-}
+std::string expected_shape(const TensorMeta& m) { return format_dims(m.sizes); }
 
 std::string input_label(size_t index, const IoInfo& info) {
   return "input " + std::to_string(index) + " '" + info.name + "'";
@@ -129,7 +114,7 @@ Status InputChecker::check_symbols(const std::vector<EValue>& args) const {
     const int64_t size = size_of(args, s);
     const std::string what = where(s) + " is " + std::to_string(size);
     if (s.range && ((s.range->min_val && size < *s.range->min_val) || (s.range->max_val && size > *s.range->max_val))) {
-      return make_error(what + ", outside " + s.symbol + "'s range " + range_string(*s.range));
+      return make_error(what + ", outside " + s.symbol + "'s range " + range_text(*s.range));
     }
     auto [it, fresh] = first_seen.emplace(s.symbol, &s);
     if (fresh) continue;
