@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 PYTHON ?= /usr/bin/python3
 
-.PHONY: all deps venv build demo test bench fixtures fixtures-synthesized clean sanitize fuzz fuzz-build malformed
+.PHONY: all deps venv build demo test bench fixtures fixtures-architectures fixtures-synthesized clean sanitize fuzz fuzz-build malformed
 
 all: build
 
@@ -43,6 +43,12 @@ fixtures-synthesized:
 fixtures: deps venv
 	$(VENV_PYTHON) tools/export_fixtures.py --out fixtures
 	$(VENV_PYTHON) tools/make_external_reference.py
+
+# Reduced-size common architectures (ResNet-18 ... Swin-T, fixtures/architectures/).
+# The real sizes, for benchmarking, are not committed:
+#   .venv/bin/python tools/export_architectures.py --full --out DIR
+fixtures-architectures: deps venv
+	$(VENV_PYTHON) tools/export_architectures.py --out fixtures/architectures
 
 # The whole test suite in an AddressSanitizer + UndefinedBehaviorSanitizer build.
 ASAN_BUILD ?= build-asan
