@@ -548,6 +548,17 @@ def more_cases():
          fn=flash, rtol=1e-5, atol=1e-6, reference="float64 math formula (flash attention for CPU is torch 2.x)")
 
 
+def pad_cases():
+    # Appended last: the earlier cases keep their random draws.
+    case("constant_pad_2d", "aten.constant_pad_nd.default", [("self", R(1, 2, 3, 4)), ("pad", [1, 2, 0, 3])])
+    case("constant_pad_value_crop", "aten.constant_pad_nd.default",
+         [("self", Layout(R(3, 5), "transposed")), ("pad", [-1, 2, 1, -2]), ("value", 1.5)])
+    case("constant_pad_int", "aten.constant_pad_nd.default", [("self", R(2, 3, dtype=torch.int64)), ("pad", [2, 0]), ("value", -7)])
+    case("roll_two_dims", "aten.roll.default", [("self", R(1, 4, 5, 3)), ("shifts", [-2, 3]), ("dims", [1, 2])])
+    case("roll_flat", "aten.roll.default", [("self", Layout(R(3, 4), "strided")), ("shifts", [5])])
+    case("roll_negative_dim_big_shift", "aten.roll.default", [("self", R(2, 3)), ("shifts", [7]), ("dims", [-1])])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "src", "lathe", "runtime", "testdata", "kernel_cases.json"))
@@ -555,7 +566,7 @@ def main():
     torch.manual_seed(0)
     torch.set_num_threads(1)
     for gen in [binary_cases, unary_cases, matmul_cases, view_cases, copy_cases, index_cases, reduce_cases,
-                softmax_cases, norm_cases, conv_cases, pool_cases, attention_cases, factory_cases, more_cases]:
+                softmax_cases, norm_cases, conv_cases, pool_cases, attention_cases, factory_cases, more_cases, pad_cases]:
         gen()
     names = [c["name"] for c in CASES]
     dup = {n for n in names if names.count(n) > 1}

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <queue>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -12,7 +13,7 @@ namespace lathe {
 
 namespace {
 
-// Union-find over group ids, with each root's members in graph order.
+// Union-find over group ids, with each root's members.
 struct Groups {
   std::vector<int> parent;
   std::vector<std::vector<int>> members;  // by root
@@ -35,27 +36,56 @@ struct Groups {
   }
 };
 
+// The graph seen with every group contracted to one node: a group runs when
+// all its members' outside operands are ready, so whatever reads one member
+// waits for everything any member reads. Groups are grown only while this
+// contracted graph stays acyclic; then a topological order of it exists,
+// and each delegate can sit where all of its users come after it.
 struct Plan {
   std::vector<Node*> order;
   std::unordered_map<const Node*, int> index;
   std::vector<std::vector<int>> producers;  // per node: indices of nodes defining its operands
-  std::vector<int> group;                   // per node: group id (raw) or -1
-  std::vector<std::vector<int>> reach;      // per node: raw group ids it depends on
+  std::vector<int> group;                   // per node: raw group id or -1
   Groups groups;
+  std::vector<unsigned> seen;  // per node: visit stamp of the last search
+  unsigned stamp = 0;
 
-  // Would the group made of `roots` plus node `extra` be convex? It is not if
-  // a member reads a non-member that depends on one of the groups.
-  bool convex(const std::vector<int>& roots, int extra) {
-    auto in_merged = [&](int g) { return std::find(roots.begin(), roots.end(), groups.find(g)) != roots.end(); };
-    auto member = [&](int n) { return n == extra || (group[n] >= 0 && in_merged(group[n])); };
-    std::vector<int> all{extra};
-    for (int r : roots) all.insert(all.end(), groups.members[r].begin(), groups.members[r].end());
-    for (int m : all) {
-      for (int q : producers[m]) {
-        if (member(q)) continue;
-        for (int g : reach[q]) {
-          if (in_merged(g)) return false;
-        }
+  int root_of(int n) { return group[n] < 0 ? -1 : groups.find(group[n]); }
+
+  // Would joining node `extra` and the groups `roots` into one group keep
+  // the contracted graph acyclic? Not if an operand from outside the merged
+  // set depends, through plain nodes or other groups, on the set itself.
+  bool stays_acyclic(const std::vector<int>& roots, int extra) {
+    auto in_set = [&](int n) {
+      if (n == extra) return true;
+      int r = root_of(n);
+      return r >= 0 && std::find(roots.begin(), roots.end(), r) != roots.end();
+    };
+    ++stamp;
+    std::vector<int> stack;
+    auto push_outside_producers = [&](int n) {
+      for (int q : producers[n]) {
+        if (seen[q] != stamp && !in_set(q)) stack.push_back(q);
+      }
+    };
+    push_outside_producers(extra);
+    for (int r : roots) {
+      for (int m : groups.members[r]) push_outside_producers(m);
+    }
+    while (!stack.empty()) {
+      const int q = stack.back();
+      stack.pop_back();
+      if (seen[q] == stamp) continue;
+      if (in_set(q)) return false;  // set -> outside -> set
+      seen[q] = stamp;
+      const int r = root_of(q);
+      if (r < 0) {
+        for (int p : producers[q]) stack.push_back(p);
+        continue;
+      }
+      for (int m : groups.members[r]) {  // a group depends on what any member reads
+        seen[m] = stamp;
+        for (int p : producers[m]) stack.push_back(p);
       }
     }
     return true;
@@ -79,29 +109,19 @@ Status redirect_outside_uses(Rewriter& rw, const std::unordered_set<const Node*>
   return Status::Ok();
 }
 
-}  // namespace
-
-Result<PartitionReport> partition(ExportedProgram& ep, const Backend& backend) {
-  Graph& g = ep.graph();
-  PartitionReport report;
-  Plan plan;
-  plan.order = g.nodes_snapshot();
-  const int count = static_cast<int>(plan.order.size());
-  for (int i = 0; i < count; ++i) plan.index[plan.order[i]] = i;
-  plan.producers.resize(count);
-  plan.group.assign(count, -1);
-  plan.reach.resize(count);
-
-  {
-    Constness constness(ep);
-    for (int i = 0; i < count; ++i) {
-      const Node& n = *plan.order[i];
-      NodeSupport s = backend.support(n, constness);
-      report.decisions.push_back(NodeDecision{n.name(), node_op(n), s.claimed, s.reason, -1});
-    }
+void decide(ExportedProgram& ep, const Backend& backend, Plan& plan, PartitionReport& report) {
+  const Constness constness(ep);
+  for (const Node* n : plan.order) {
+    NodeSupport s = backend.support(*n, constness);
+    report.decisions.push_back(NodeDecision{n->name(), node_op(*n), s.claimed, s.reason, -1});
   }
+}
 
-  // ---- grouping, in graph order ----------------------------------------------------
+// Groups in graph order: a claimed node joins its claimed producers' groups
+// (all of them if that keeps the contracted graph acyclic, else the largest
+// one that does), or starts a group of its own.
+void build_groups(Plan& plan, const PartitionReport& report) {
+  const int count = static_cast<int>(plan.order.size());
   for (int i = 0; i < count; ++i) {
     std::vector<int>& prod = plan.producers[i];
     for (const Value* v : plan.order[i]->operand_values()) {
@@ -109,142 +129,211 @@ Result<PartitionReport> partition(ExportedProgram& ep, const Backend& backend) {
     }
     std::sort(prod.begin(), prod.end());
     prod.erase(std::unique(prod.begin(), prod.end()), prod.end());
-    if (report.decisions[i].claimed) {
-      std::vector<int> cands;
-      for (int p : prod) {
-        if (plan.group[p] >= 0) cands.push_back(plan.groups.find(plan.group[p]));
-      }
-      std::sort(cands.begin(), cands.end());
-      cands.erase(std::unique(cands.begin(), cands.end()), cands.end());
-      int joined = -1;
-      if (!cands.empty() && plan.convex(cands, i)) {
-        joined = cands[0];
-        for (size_t k = 1; k < cands.size(); ++k) joined = plan.groups.unite(joined, cands[k]);
-      } else {
-        // Merging every producer's group would close a cycle: join the
-        // largest one that stays convex on its own.
-        std::sort(cands.begin(), cands.end(), [&](int a, int b) {
-          return plan.groups.members[a].size() > plan.groups.members[b].size();
-        });
-        for (int c : cands) {
-          if (plan.convex({c}, i)) {
-            joined = c;
-            break;
-          }
+    if (!report.decisions[i].claimed) continue;
+    std::vector<int> cands;
+    for (int p : prod) {
+      if (int r = plan.root_of(p); r >= 0) cands.push_back(r);
+    }
+    std::sort(cands.begin(), cands.end());
+    cands.erase(std::unique(cands.begin(), cands.end()), cands.end());
+    int joined = -1;
+    if (!cands.empty() && plan.stays_acyclic(cands, i)) {
+      joined = cands[0];
+      for (size_t k = 1; k < cands.size(); ++k) joined = plan.groups.unite(joined, cands[k]);
+    } else {
+      std::stable_sort(cands.begin(), cands.end(), [&](int a, int b) {
+        return plan.groups.members[a].size() > plan.groups.members[b].size();
+      });
+      for (int c : cands) {
+        if (plan.stays_acyclic({c}, i)) {
+          joined = c;
+          break;
         }
       }
-      if (joined >= 0) {
-        plan.group[i] = joined;
-        plan.groups.members[joined].push_back(i);
-      } else {
-        plan.group[i] = plan.groups.make(i);
-      }
     }
-    std::vector<int>& r = plan.reach[i];
-    for (int p : prod) {
-      for (int x : plan.reach[p]) r.push_back(plan.groups.find(x));
-      if (plan.group[p] >= 0) r.push_back(plan.groups.find(plan.group[p]));
+    if (joined >= 0) {
+      plan.group[i] = joined;
+      plan.groups.members[joined].push_back(i);
+    } else {
+      plan.group[i] = plan.groups.make(i);
     }
-    std::sort(r.begin(), r.end());
-    r.erase(std::unique(r.begin(), r.end()), r.end());
   }
+}
 
-  // ---- one delegate node per group ----------------------------------------------------
-  std::vector<std::vector<int>> groups;
+// Each group's members, sorted, in the order of their first member.
+std::vector<std::vector<int>> final_groups(Plan& plan) {
+  std::vector<std::vector<int>> out;
   for (size_t root = 0; root < plan.groups.members.size(); ++root) {
     if (plan.groups.find(static_cast<int>(root)) != static_cast<int>(root) || plan.groups.members[root].empty()) continue;
     std::vector<int> m = plan.groups.members[root];
     std::sort(m.begin(), m.end());
-    groups.push_back(std::move(m));
+    out.push_back(std::move(m));
   }
-  std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.front() < b.front(); });
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.front() < b.front(); });
+  return out;
+}
 
+// A node order in which every group's members are adjacent: a topological
+// order of the contracted graph (Kahn's algorithm, earliest original node
+// first, so nodes move as little as possible).
+std::vector<Node*> contracted_order(Plan& plan, const std::vector<std::vector<int>>& groups) {
+  const int count = static_cast<int>(plan.order.size());
+  // Super-nodes: groups first (ids 0..G-1), then every ungrouped node.
+  std::vector<int> super_of(count, -1);
+  std::vector<std::vector<int>> members;
+  for (size_t k = 0; k < groups.size(); ++k) {
+    for (int m : groups[k]) super_of[m] = static_cast<int>(k);
+    members.push_back(groups[k]);
+  }
+  for (int i = 0; i < count; ++i) {
+    if (super_of[i] < 0) {
+      super_of[i] = static_cast<int>(members.size());
+      members.push_back({i});
+    }
+  }
+  const size_t supers = members.size();
+  std::vector<std::vector<int>> users(supers);
+  std::vector<int> pending(supers, 0);
+  for (size_t s = 0; s < supers; ++s) {
+    std::vector<int> deps;
+    for (int m : members[s]) {
+      for (int p : plan.producers[m]) {
+        if (super_of[p] != static_cast<int>(s)) deps.push_back(super_of[p]);
+      }
+    }
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+    pending[s] = static_cast<int>(deps.size());
+    for (int d : deps) users[d].push_back(static_cast<int>(s));
+  }
+  using Item = std::pair<int, int>;  // (first member's original index, super-node)
+  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> ready;
+  for (size_t s = 0; s < supers; ++s) {
+    if (pending[s] == 0) ready.push({members[s].front(), static_cast<int>(s)});
+  }
+  std::vector<Node*> order;
+  order.reserve(count);
+  while (!ready.empty()) {
+    const int s = ready.top().second;
+    ready.pop();
+    for (int m : members[s]) order.push_back(plan.order[m]);
+    for (int u : users[s]) {
+      if (--pending[u] == 0) ready.push({members[u].front(), u});
+    }
+  }
+  return order;  // shorter than the graph only if grouping left a cycle (a bug)
+}
+
+// The subgraph a group hands the backend: its nodes, the values it reads
+// from outside, and the values read outside it (or returned).
+DelegateSubgraph describe_group(ExportedProgram& ep, const Constness& constness, const Plan& plan,
+                                const std::vector<int>& members, const std::unordered_set<const Node*>& in_group) {
+  DelegateSubgraph sub{ep, constness, {}, {}, {}};
+  std::unordered_set<const Value*> seen;
+  for (int m : members) {
+    const Node* n = plan.order[m];
+    sub.nodes.push_back(n);
+    for (const Value* v : n->operand_values()) {
+      if ((v->producer() && in_group.count(v->producer())) || !seen.insert(v).second) continue;
+      sub.inputs.push_back(v);
+    }
+  }
+  for (int m : members) {
+    for (const Value* v : plan.order[m]->defined_values()) {
+      bool outside = false;
+      for (const Use& u : v->uses()) outside = outside || !u.user || !in_group.count(u.user);
+      if (outside) sub.outputs.push_back(v);
+    }
+  }
+  return sub;
+}
+
+Result<Value*> add_payload_constant(ExportedProgram& ep, Rewriter& rw, const std::string& backend_name, int id,
+                                    const std::vector<std::byte>& payload) {
+  Tensor record = Tensor::empty(DType::UInt8, {static_cast<int64_t>(payload.size())});
+  std::copy(payload.begin(), payload.end(), record.storage->mutable_data());
+  const std::string base = "lathe_delegate_" + backend_name + "_" + std::to_string(id);
+  std::string cname = base;
+  for (int k = 1; ep.constants.find(cname) || ep.parameters.find(cname) || ep.buffers.find(cname); ++k) {
+    cname = base + "_" + std::to_string(k);
+  }
+  LATHE_ASSIGN_OR_RETURN(Value * pv, rw.add_constant(cname, std::move(record)));
+  TensorMeta pmeta;
+  pmeta.dtype = DType::UInt8;
+  pmeta.sizes = {SymDim(static_cast<int64_t>(payload.size()))};
+  pmeta.strides = {SymDim(int64_t{1})};
+  pmeta.storage_offset = SymDim(int64_t{0});
+  pv->set_meta(pmeta);
+  return pv;
+}
+
+// Replaces one group (its members adjacent in the graph) by a delegate node
+// placed right after its last member.
+Status replace_group(ExportedProgram& ep, const Backend& backend, const Plan& plan, const std::vector<int>& members,
+                     int id) {
   const std::string backend_name(backend.name());
+  std::unordered_set<const Node*> in_group;
+  for (int m : members) in_group.insert(plan.order[m]);
+  Node* after_last = nullptr;
+  for (int m : members) {
+    Node* next = plan.order[m]->next_node();
+    if (!next || !in_group.count(next)) after_last = next;
+  }
+  const Constness constness(ep);
+  DelegateSubgraph sub = describe_group(ep, constness, plan, members, in_group);
+  auto payload = backend.preprocess(sub);
+  if (!payload.ok()) {
+    return payload.error().context("delegate " + std::to_string(id) + " (" + backend_name + ", from node '" +
+                                   plan.order[members.front()]->name() + "')");
+  }
+  Rewriter rw(ep);
+  LATHE_ASSIGN_OR_RETURN(Value * pv, add_payload_constant(ep, rw, backend_name, id, *payload));
+  std::vector<Value*> ins;
+  for (const Value* v : sub.inputs) ins.push_back(const_cast<Value*>(v));
+  std::vector<NamedArgument> args;
+  args.push_back(NamedArgument{"payload", TensorRef{pv}, ArgKind::Positional});
+  args.push_back(NamedArgument{"inputs", TensorList{ins}, ArgKind::Positional});
+  std::vector<NewOutput> outs;
+  for (const Value* v : sub.outputs) outs.push_back(NewOutput{ValueKind::Tensor, v->name() + "_delegate", v->meta()});
+  auto node = rw.create_node(std::string(kDelegateTargetPrefix) + backend_name, std::move(args), std::move(outs), after_last);
+  if (!node.ok()) return node.error().context("delegate " + std::to_string(id));
+  std::vector<Value*> defined = (*node)->defined_values();
+  for (size_t k = 0; k < sub.outputs.size(); ++k) {
+    LATHE_RETURN_IF_ERROR(redirect_outside_uses(rw, in_group, const_cast<Value*>(sub.outputs[k]), defined[k]));
+  }
+  std::vector<std::string> names;
+  for (const Value* v : sub.outputs) names.push_back(v->name());
+  for (auto it = members.rbegin(); it != members.rend(); ++it) LATHE_RETURN_IF_ERROR(rw.erase_node(plan.order[*it]));
+  for (size_t k = 0; k < defined.size(); ++k) LATHE_RETURN_IF_ERROR(rw.rename(defined[k], names[k]));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<PartitionReport> partition(ExportedProgram& ep, const Backend& backend) {
+  PartitionReport report;
+  Plan plan;
+  plan.order = ep.graph().nodes_snapshot();
+  const int count = static_cast<int>(plan.order.size());
+  for (int i = 0; i < count; ++i) plan.index[plan.order[i]] = i;
+  plan.producers.resize(count);
+  plan.group.assign(count, -1);
+  plan.seen.assign(count, 0);
+  decide(ep, backend, plan, report);
+  build_groups(plan, report);
+  const std::vector<std::vector<int>> groups = final_groups(plan);
+  if (groups.empty()) return report;
+
+  std::vector<Node*> order = contracted_order(plan, groups);
+  if (order.size() != plan.order.size()) return make_error("partition: the delegate groups depend on each other in a cycle");
+  {
+    Rewriter rw(ep);
+    Status moved = rw.reorder(order);
+    if (!moved.ok()) return moved.error().context("partition");
+  }
   for (const std::vector<int>& members : groups) {
     const int id = report.delegates++;
-    std::unordered_set<const Node*> in_group;
-    for (int m : members) in_group.insert(plan.order[m]);
-
-    // Nodes between the members that depend on a member move after the
-    // last member (convexity: no member depends on them).
-    std::vector<Node*> current = g.nodes_snapshot();
-    size_t first = SIZE_MAX, last = 0;
-    for (size_t k = 0; k < current.size(); ++k) {
-      if (in_group.count(current[k])) {
-        first = std::min(first, k);
-        last = k;
-      }
-    }
-    std::unordered_set<const Node*> tainted(in_group.begin(), in_group.end());
-    std::vector<Node*> to_move;
-    for (size_t k = first + 1; k < last; ++k) {
-      Node* x = current[k];
-      if (in_group.count(x)) continue;
-      bool depends = false;
-      for (const Value* v : x->operand_values()) depends = depends || (v->producer() && tainted.count(v->producer()));
-      if (depends) {
-        tainted.insert(x);
-        to_move.push_back(x);
-      }
-    }
-    Node* after_last = last + 1 < current.size() ? current[last + 1] : nullptr;
-    for (Node* x : to_move) g.move_before(x, after_last);
-
-    const Constness constness(ep);
-    DelegateSubgraph sub{ep, constness, {}, {}, {}};
-    std::unordered_set<const Value*> seen;
-    for (int m : members) {
-      const Node* n = plan.order[m];
-      sub.nodes.push_back(n);
-      for (const Value* v : n->operand_values()) {
-        if ((v->producer() && in_group.count(v->producer())) || !seen.insert(v).second) continue;
-        sub.inputs.push_back(v);
-      }
-    }
-    for (int m : members) {
-      for (const Value* v : plan.order[m]->defined_values()) {
-        bool outside = false;
-        for (const Use& u : v->uses()) outside = outside || !u.user || !in_group.count(u.user);
-        if (outside) sub.outputs.push_back(v);
-      }
-    }
-    auto payload = backend.preprocess(sub);
-    if (!payload.ok()) return payload.error().context("delegate " + std::to_string(id) + " (" + backend_name + ", from node '" + plan.order[members.front()]->name() + "')");
-
-    Rewriter rw(ep);
-    Tensor record = Tensor::empty(DType::UInt8, {static_cast<int64_t>(payload->size())});
-    std::copy(payload->begin(), payload->end(), record.storage->mutable_data());
-    std::string cname = "lathe_delegate_" + backend_name + "_" + std::to_string(id);
-    for (int k = 1; ep.constants.find(cname) || ep.parameters.find(cname) || ep.buffers.find(cname); ++k) {
-      cname = "lathe_delegate_" + backend_name + "_" + std::to_string(id) + "_" + std::to_string(k);
-    }
-    LATHE_ASSIGN_OR_RETURN(Value * pv, rw.add_constant(cname, std::move(record)));
-    TensorMeta pmeta;
-    pmeta.dtype = DType::UInt8;
-    pmeta.sizes = {SymDim(static_cast<int64_t>(payload->size()))};
-    pmeta.strides = {SymDim(int64_t{1})};
-    pmeta.storage_offset = SymDim(int64_t{0});
-    pv->set_meta(pmeta);
-
-    std::vector<Value*> ins;
-    for (const Value* v : sub.inputs) ins.push_back(const_cast<Value*>(v));
-    std::vector<NamedArgument> args;
-    args.push_back(NamedArgument{"payload", TensorRef{pv}, ArgKind::Positional});
-    args.push_back(NamedArgument{"inputs", TensorList{ins}, ArgKind::Positional});
-    std::vector<NewOutput> outs;
-    for (const Value* v : sub.outputs) outs.push_back(NewOutput{ValueKind::Tensor, v->name() + "_delegate", v->meta()});
-    // Right after the last member, before the consumers moved there.
-    Node* insert_at = to_move.empty() ? after_last : to_move.front();
-    auto node = rw.create_node(std::string(kDelegateTargetPrefix) + backend_name, std::move(args), std::move(outs), insert_at);
-    if (!node.ok()) return node.error().context("delegate " + std::to_string(id));
-    std::vector<Value*> defined = (*node)->defined_values();
-    for (size_t k = 0; k < sub.outputs.size(); ++k) {
-      LATHE_RETURN_IF_ERROR(redirect_outside_uses(rw, in_group, const_cast<Value*>(sub.outputs[k]), defined[k]));
-    }
-    std::vector<std::string> names;
-    for (const Value* v : sub.outputs) names.push_back(v->name());
-    for (auto it = members.rbegin(); it != members.rend(); ++it) LATHE_RETURN_IF_ERROR(rw.erase_node(plan.order[*it]));
-    for (size_t k = 0; k < defined.size(); ++k) LATHE_RETURN_IF_ERROR(rw.rename(defined[k], names[k]));
+    LATHE_RETURN_IF_ERROR(replace_group(ep, backend, plan, members, id));
     for (int m : members) report.decisions[m].delegate = id;
     report.claimed_nodes += static_cast<int>(members.size());
   }

@@ -3,8 +3,9 @@
 // Claims float32 nodes with concrete shapes:
 //   linear, mm / addmm with a constant mat2     -> fully_connected (prepacked; mm/addmm
 //                                                  with XNN_FLAG_TRANSPOSE_WEIGHTS)
-//   convolution (2-D, not transposed)           -> convolution2d_nhwc (prepacked), with a
-//     + a following eval native_batch_norm         batch norm folded into its weights
+//   convolution (2-D, or 1-D as 2-D over a      -> convolution2d_nhwc (prepacked; depthwise
+//     unit height; any groups)                     and grouped too), with a following eval
+//     + a following eval batch norm                batch norm folded into its weights
 //   a relu / hardtanh / clamp after one of those -> fused as the op's output min/max
 //   add.Tensor, mul.Tensor (tensor operands)    -> add_nd / multiply_nd
 //   relu, clamp, hardtanh, hardswish, sigmoid   -> clamp / hardswish / sigmoid
@@ -12,8 +13,13 @@
 //   max_pool2d_with_indices (indices unused),   -> max_pooling2d / average_pooling2d
 //     avg_pool2d (no padding), mean over H,W       global_average_pooling
 //   _softmax / softmax over the last dim        -> softmax
-// Inside a delegate, 4-D activations stay NHWC between convolutions and
-// pools; layout changes are explicit ops, and outputs leave as NCHW.
+//   constant_pad_nd (no cropping)               -> constant_pad_nd_x32, in the input's layout
+//   layer_norm, gelu, roll, bmm,                -> host ops: Lathe's portable kernels run
+//     scaled_dot_product_attention,                inside the delegate (xnnpack_host_ops.h);
+//     permute / view / reshape after a claimed     this XNNPACK has no operator for them
+//     node
+// Inside a delegate, 4-D (and 1-D convolutions' 3-D) activations stay
+// channels-last between convolutions, pools and pads; layout changes are explicit ops, and outputs leave as NCHW.
 //
 // A linear / mm / addmm / convolution / batch norm whose weight, bias or
 // statistics are not compile-time constants (Constness) is never claimed.

@@ -7,9 +7,11 @@
 #include <cmath>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "lathe/backends/payload.h"
+#include "lathe/backends/xnnpack_host_ops.h"
 #include "lathe/backends/xnnpack_backend.h"
 #include "lathe/runtime/kernels/util.h"
 
@@ -45,17 +47,19 @@ pthreadpool_t thread_pool() {
 
 // ---- ops ------------------------------------------------------------------------------------
 
-enum class Kind { FullyConnected, Conv2d, Add, Mul, Clamp, Hardswish, Sigmoid, Hardsigmoid, MaxPool, AvgPool, GlobalAvgPool, Softmax, ToNhwc, ToNchw };
+// Host: a portable kernel run between the XNNPACK operators (xnnpack_host_ops.h).
+enum class Kind { FullyConnected, Conv2d, Add, Mul, Clamp, Hardswish, Sigmoid, Hardsigmoid, MaxPool, AvgPool, GlobalAvgPool, Softmax, ToNhwc, ToNchw, ConstantPad, Host };
 
 Result<Kind> kind_of(const std::string& k) {
   static const std::pair<const char*, Kind> table[] = {
       {"fully_connected", Kind::FullyConnected}, {"conv2d", Kind::Conv2d}, {"add", Kind::Add}, {"mul", Kind::Mul},
       {"clamp", Kind::Clamp}, {"hardswish", Kind::Hardswish}, {"sigmoid", Kind::Sigmoid}, {"hardsigmoid", Kind::Hardsigmoid},
       {"max_pool2d", Kind::MaxPool}, {"avg_pool2d", Kind::AvgPool}, {"global_avg_pool", Kind::GlobalAvgPool},
-      {"softmax", Kind::Softmax}, {"to_nhwc", Kind::ToNhwc}, {"to_nchw", Kind::ToNchw}};
+      {"softmax", Kind::Softmax}, {"to_nhwc", Kind::ToNhwc}, {"to_nchw", Kind::ToNchw}, {"constant_pad", Kind::ConstantPad}};
   for (const auto& [name, kind] : table) {
     if (k == name) return kind;
   }
+  if (host_op_named(k)) return Kind::Host;
   return make_error("unknown op kind '" + k + "'");
 }
 
@@ -72,7 +76,10 @@ struct Op {
   xnn_operator_t op = nullptr;
   std::vector<uint32_t> in, out;
   std::vector<int64_t> ints;
-  std::vector<size_t> shape_a, shape_b;  // add / mul
+  std::vector<size_t> shape_a, shape_b;  // add / mul; constant_pad: input shape, pre-padding
+  std::vector<size_t> shape_c;           // constant_pad: post-padding
+  std::optional<HostOp> host;
+  const PayloadOp* pop = nullptr;  // host ops: their parameters and operand roles (payload_ does not change after init)
 };
 
 std::string status_text(xnn_status s) {
@@ -112,8 +119,9 @@ class XnnpackHandle final : public DelegateHandle {
 
   DelegatePayload payload_;
   std::vector<Op> ops_;
-  std::vector<std::vector<float>> scratch_;  // per value made inside the delegate
-  std::vector<float*> ptr_;                  // per value, valid during execute()
+  std::vector<Tensor> scratch_;  // per value made inside the delegate (owned, contiguous)
+  std::vector<Tensor> bound_;    // per value during execute(): its tensor, with the payload's sizes
+  std::vector<float*> ptr_;      // per value, valid during execute()
   std::vector<Tensor> keep_;                 // contiguous copies of strided inputs, per call
 };
 
@@ -173,6 +181,11 @@ Status XnnpackHandle::create(const DelegateInitArgs& args, const PayloadOp& pop,
     return -1;
   };
   const std::vector<int64_t>& I = op.ints;
+  if (op.kind == Kind::Host) {  // own checks: roll shifts may be negative, an sdpa scale NaN
+    op.host = host_op_named(pop.kind);
+    op.pop = &pop;
+    return check_host_op(*op.host, pop, payload_.values);
+  }
   LATHE_RETURN_IF_ERROR(need(op.out.size() == 1 && !op.in.empty(), "operand counts"));
   for (int64_t x : I) LATHE_RETURN_IF_ERROR(need(x >= 0 && x < (int64_t{1} << 32), "negative or huge parameter"));
   const float lo = pop.floats.size() > 0 ? static_cast<float>(pop.floats[0]) : -INFINITY;
@@ -293,6 +306,26 @@ Status XnnpackHandle::create(const DelegateInitArgs& args, const PayloadOp& pop,
                 op.label + ": xnn_create_global_average_pooling_nwc_f32");
       return Status::Ok();
     }
+    case Kind::ConstantPad: {
+      // ints: rank, input shape, pre-padding, post-padding (the buffer's own layout).
+      LATHE_RETURN_IF_ERROR(need(!I.empty() && I[0] >= 1 && I[0] <= XNN_MAX_TENSOR_DIMS && I.size() == 1 + 3 * static_cast<size_t>(I[0]) &&
+                                 pop.floats.size() == 1 && op.in.size() == 1, "parameters"));
+      const size_t r = static_cast<size_t>(I[0]);
+      int64_t in_count = 1, out_count = 1;
+      for (size_t d = 0; d < r; ++d) {
+        op.shape_a.push_back(static_cast<size_t>(I[1 + d]));
+        op.shape_b.push_back(static_cast<size_t>(I[1 + r + d]));
+        op.shape_c.push_back(static_cast<size_t>(I[1 + 2 * r + d]));
+        in_count *= I[1 + d];
+        out_count *= I[1 + d] + I[1 + r + d] + I[1 + 2 * r + d];
+      }
+      LATHE_RETURN_IF_ERROR(need(in_numel(0) == in_count && out_numel() == out_count, "shapes"));
+      const float value = static_cast<float>(pop.floats[0]);
+      LATHE_XNN(xnn_create_constant_pad_nd_x32(&value, 0, &op.op), op.label + ": xnn_create_constant_pad_nd_x32");
+      return Status::Ok();
+    }
+    case Kind::Host:
+      return Status::Ok();
     case Kind::Softmax: {
       LATHE_RETURN_IF_ERROR(need(I.size() == 2 && in_numel(0) == I[0] * I[1] && out_numel() == I[0] * I[1], "shapes"));
       LATHE_XNN(xnn_create_softmax_nc_f32(I[1], I[1], I[1], 0, &op.op), op.label + ": xnn_create_softmax_nc_f32");
@@ -349,9 +382,10 @@ Status XnnpackHandle::init(const DelegateInitArgs& args) {
   std::vector<bool> is_output(payload_.values.size(), false);
   for (uint32_t o : payload_.outputs) is_output[o] = true;
   for (size_t i = 0; i < payload_.values.size(); ++i) {
-    if (payload_.values[i].input < 0 && !is_output[i]) scratch_[i].resize(static_cast<size_t>(payload_.values[i].numel()));
+    if (payload_.values[i].input < 0 && !is_output[i]) scratch_[i] = Tensor::empty(DType::Float32, payload_.values[i].sizes);
   }
   ptr_.assign(payload_.values.size(), nullptr);
+  bound_.assign(payload_.values.size(), Tensor{});
   return Status::Ok();
 }
 
@@ -397,6 +431,16 @@ Status XnnpackHandle::run_op(const Op& op, pthreadpool_t pool) {
     case Kind::ToNchw:
       transpose_layout(x, y, I, op.kind == Kind::ToNhwc);
       return Status::Ok();
+    case Kind::ConstantPad:
+      s = xnn_setup_constant_pad_nd_x32(op.op, op.shape_a.size(), op.shape_a.data(), op.shape_b.data(), op.shape_c.data(), x, y, pool);
+      break;
+    case Kind::Host: {
+      std::vector<const Tensor*> ins;
+      for (uint32_t v : op.in) ins.push_back(&bound_[v]);
+      Status r = run_host_op(*op.host, *op.pop, ins, bound_[op.out[0]]);
+      if (!r.ok()) return r.error().context("xnnpack: " + op.label);
+      return Status::Ok();
+    }
   }
   if (s != xnn_status_success) return make_error(op.label + ": setup: " + status_text(s));
   s = xnn_run_operator(op.op, pool);
@@ -409,8 +453,11 @@ Status XnnpackHandle::execute(KernelCall& call) {
   keep_.clear();
   for (size_t i = 0; i < payload_.values.size(); ++i) {
     const PayloadValue& v = payload_.values[i];
-    if (v.input < 0) {
-      ptr_[i] = scratch_[i].data();
+    if (v.input < 0) {  // scratch; a delegate output is bound below instead
+      if (scratch_[i].storage) {
+        bound_[i] = scratch_[i];
+        ptr_[i] = kernels::mdata<float>(bound_[i]);
+      }
       continue;
     }
     if (static_cast<size_t>(v.input) >= ins.size()) return make_error("xnnpack: the node passes " + std::to_string(ins.size()) + " inputs");
@@ -423,11 +470,13 @@ Status XnnpackHandle::execute(KernelCall& call) {
       keep_.push_back(kernels::contiguous_copy(*t));
       t = &keep_.back();
     }
+    bound_[i] = kernels::make_view(*t, v.sizes, Tensor::contiguous_strides(v.sizes), t->storage_offset);
     ptr_[i] = const_cast<float*>(reinterpret_cast<const float*>(t->data()));
   }
   for (size_t k = 0; k < payload_.outputs.size(); ++k) {
     const PayloadValue& v = payload_.values[payload_.outputs[k]];
     LATHE_ASSIGN_OR_RETURN(Tensor * out, call.alloc_output(k, DType::Float32, v.sizes));
+    bound_[payload_.outputs[k]] = *out;
     ptr_[payload_.outputs[k]] = reinterpret_cast<float*>(out->storage->mutable_data()) + out->storage_offset;
   }
   pthreadpool_t pool = thread_pool();

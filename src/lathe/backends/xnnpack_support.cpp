@@ -80,6 +80,23 @@ std::optional<std::vector<int64_t>> lit_ints(const Node& n, std::string_view nam
   return v;
 }
 
+// int[] argument of any length (no broadcast); nullopt if absent or symbolic.
+std::optional<std::vector<int64_t>> lit_int_list(const Node& n, std::string_view name) {
+  const Argument* a = n.input(name);
+  if (!a || a->is_none()) return std::nullopt;
+  if (auto* l = a->get_if<IntList>()) return l->items;
+  if (auto* s = a->get_if<SymIntList>()) {
+    std::vector<int64_t> v;
+    for (const auto& x : s->items) {
+      if (x.is_value()) return std::nullopt;
+      v.push_back(x.literal());
+    }
+    return v;
+  }
+  if (auto i = lit_int(n, name)) return std::vector<int64_t>{*i};
+  return std::nullopt;
+}
+
 const Value* tensor_arg(const Node& n, std::string_view name) {
   const Argument* a = n.input(name);
   if (!a) return nullptr;
@@ -131,19 +148,29 @@ NodeSupport conv_support(const Node& n, const Constness& c) {
   const Value* x = tensor_arg(n, "input");
   const Value* w = tensor_arg(n, "weight");
   if (!x || !w) return NodeSupport::no("has no input or weight tensor");
-  if (x->meta()->sizes.size() != 4 || w->meta()->sizes.size() != 4) return NodeSupport::no("is not a 2-D convolution (needs 4-D input and weight)");
+  const size_t rank = x->meta()->sizes.size();
+  if ((rank != 3 && rank != 4) || w->meta()->sizes.size() != rank)
+    return NodeSupport::no("is not a 1-D or 2-D convolution (needs 3-D or 4-D input and weight)");
+  const size_t spatial = rank - 2;
   if (lit_bool(n, "transposed").value_or(false)) return NodeSupport::no("is a transposed convolution");
-  auto op = lit_ints(n, "output_padding", 2, {0, 0});
-  if (!op || (*op)[0] != 0 || (*op)[1] != 0) return NodeSupport::no("has output padding");
-  if (!lit_ints(n, "stride", 2, {1, 1}) || !lit_ints(n, "padding", 2, {0, 0}) || !lit_ints(n, "dilation", 2, {1, 1}) ||
-      !lit_int_or(n, "groups", 1)) {
-    return NodeSupport::no("has symbolic stride, padding, dilation or groups");
-  }
+  auto op = lit_ints(n, "output_padding", spatial, std::vector<int64_t>(spatial, 0));
+  if (!op || std::any_of(op->begin(), op->end(), [](int64_t v) { return v != 0; })) return NodeSupport::no("has output padding");
+  auto stride = lit_ints(n, "stride", spatial, std::vector<int64_t>(spatial, 1));
+  auto padding = lit_ints(n, "padding", spatial, std::vector<int64_t>(spatial, 0));
+  auto dilation = lit_ints(n, "dilation", spatial, std::vector<int64_t>(spatial, 1));
+  auto groups = lit_int_or(n, "groups", 1);
+  if (!stride || !padding || !dilation || !groups) return NodeSupport::no("has symbolic stride, padding, dilation or groups");
+  auto in_range = [](const std::vector<int64_t>& v, int64_t lo) {
+    return std::all_of(v.begin(), v.end(), [&](int64_t x) { return x >= lo && x < (int64_t{1} << 24); });
+  };
+  if (!in_range(*stride, 1) || !in_range(*padding, 0) || !in_range(*dilation, 1) || *groups < 1 || *groups >= (int64_t{1} << 24))
+    return NodeSupport::no("has a stride, padding, dilation or groups XNNPACK cannot take");
   if (std::string r = needs_constant(w, "weight", c); !r.empty()) return NodeSupport::no(r);
   if (!is_none_arg(n, "bias")) {
     if (std::string r = needs_constant(tensor_arg(n, "bias"), "bias", c); !r.empty()) return NodeSupport::no(r);
   }
-  return NodeSupport::yes("convolution2d_nhwc, weight " + describe_const(w, c) + " prepacked");
+  return NodeSupport::yes(std::string(spatial == 1 ? "convolution2d_nhwc over a unit height (1-D)" : "convolution2d_nhwc") +
+                          ", weight " + describe_const(w, c) + " prepacked");
 }
 
 // The inference batch norms torch.export writes: batch_norm (2.13, kept
@@ -175,18 +202,82 @@ NodeSupport batch_norm_support(const Node& n, const Constness& c) {
   return NodeSupport::yes("folded into convolution '" + x->producer()->name() + "' at init");
 }
 
-bool fusable_activation_input(const Node& n) {
+// Whether a relu/clamp after `n`'s producer will fold into it: the producer
+// must be an op that takes output bounds and be claimed itself (else the
+// activation runs on its own, and --explain must not say it fused).
+bool fusable_activation_input(const XnnpackBackend& backend, const Node& n, const Constness& c) {
   const Value* x = tensor_arg(n, "self");
   if (!x || !x->producer() || !only_user_is(x, n)) return false;
   std::string_view p = short_op(*x->producer());
-  return p == "aten.linear.default" || p == "aten.mm.default" || p == "aten.addmm.default" ||
-         p == "aten.convolution.default" || is_batch_norm_op(p);
+  const bool takes_bounds = p == "aten.linear.default" || p == "aten.mm.default" || p == "aten.addmm.default" ||
+                            p == "aten.convolution.default" || is_batch_norm_op(p);
+  return takes_bounds && backend.support(*x->producer(), c).claimed;
+}
+
+bool is_reshape_op(std::string_view op) {
+  return op == "aten.view.default" || op == "aten._unsafe_view.default" || op == "aten.reshape.default" ||
+         op == "aten.flatten.using_ints" || op == "aten.unsqueeze.default" || op == "aten.squeeze.dim" ||
+         op == "aten.squeeze.dims" || op == "aten.clone.default" || op == "aten.contiguous.default";
+}
+
+// A view or permute is worth claiming only inside a group: alone it would
+// be a delegate call around one copy.
+bool input_is_claimed(const XnnpackBackend& backend, const Node& n, const Constness& c) {
+  const Value* x = tensor_arg(n, "self");
+  return x && x->producer() && backend.support(*x->producer(), c).claimed;
+}
+
+NodeSupport host_op_support(const XnnpackBackend& backend, const Node& n, std::string_view op, const Constness& c) {
+  const Value* x = tensor_arg(n, op == "aten.native_layer_norm.default" || op == "aten.layer_norm.default" ? "input" : "self");
+  const char* inside = " (Lathe's portable kernel, inside the delegate)";
+  if (op == "aten.layer_norm.default" || op == "aten.native_layer_norm.default") {
+    if (!x || !lit_int_list(n, "normalized_shape").has_value()) return NodeSupport::no("has a symbolic normalized_shape");
+    std::vector<Value*> outs = n.defined_values();
+    for (size_t k = 1; k < outs.size(); ++k) {
+      if (outs[k]->has_uses()) return NodeSupport::no("its mean/rstd outputs are used");
+    }
+    if (n.input("eps") && !lit_number(n, "eps")) return NodeSupport::no("has a symbolic eps");
+    return NodeSupport::yes(std::string("layer_norm") + inside);
+  }
+  if (op == "aten.gelu.default") {
+    const Argument* a = n.input("approximate");
+    const std::string* approx = a ? a->get_if<std::string>() : nullptr;
+    if (a && (!approx || (*approx != "none" && *approx != "tanh"))) return NodeSupport::no("has an unknown approximation");
+    return NodeSupport::yes(std::string("gelu") + inside);
+  }
+  if (op == "aten.permute.default" || is_reshape_op(op)) {
+    if (!input_is_claimed(backend, n, c)) return NodeSupport::no("its input is not computed by XNNPACK (a lone copy is not worth a delegate)");
+    if (op == "aten.permute.default" && !lit_ints(n, "dims", x->meta()->sizes.size(), {})) return NodeSupport::no("has symbolic dims");
+    return NodeSupport::yes(std::string(op == "aten.permute.default" ? "permute" : "reshape") + " (a copy inside the delegate)");
+  }
+  if (op == "aten.roll.default") {
+    const size_t nd = n.input("dims") ? lit_int_list(n, "dims").value_or(std::vector<int64_t>{}).size() : 0;
+    auto shifts = lit_ints(n, "shifts", std::max<size_t>(nd, 1), {});
+    if (nd == 0 || !shifts) return NodeSupport::no("rolls the flattened tensor or has symbolic shifts");
+    return NodeSupport::yes(std::string("roll") + inside);
+  }
+  if (op == "aten.bmm.default") return NodeSupport::yes(std::string("bmm (both operands computed at run time)") + inside);
+  if (op == "aten.scaled_dot_product_attention.default") {
+    if (lit_number(n, "dropout_p").value_or(0) != 0) return NodeSupport::no("has dropout");
+    if (lit_bool(n, "enable_gqa").value_or(false)) return NodeSupport::no("uses grouped-query attention");
+    const Argument* sc = n.input("scale");
+    if (sc && !sc->is_none() && !lit_number(n, "scale")) return NodeSupport::no("has a symbolic scale");
+    if (n.input("is_causal") && !lit_bool(n, "is_causal")) return NodeSupport::no("has a symbolic is_causal");
+    return NodeSupport::yes(std::string("scaled_dot_product_attention") + inside);
+  }
+  // constant_pad_nd
+  auto pad = lit_int_list(n, "pad");
+  if (!pad || pad->size() % 2 || pad->size() / 2 > x->meta()->sizes.size() || x->meta()->sizes.size() > 6)
+    return NodeSupport::no("has a symbolic or malformed padding");
+  if (std::any_of(pad->begin(), pad->end(), [](int64_t v) { return v < 0; })) return NodeSupport::no("crops (negative padding)");
+  if (n.input("value") && !lit_number(n, "value")) return NodeSupport::no("has a symbolic value");
+  return NodeSupport::yes("constant_pad_nd_x32");
 }
 
 }  // namespace
 
 std::vector<std::string> XnnpackBackend::ops_to_keep() const {
-  return {"aten.linear.default", "aten.hardswish.default", "aten.hardsigmoid.default", "aten.hardtanh.default",
+  return {"aten.linear.default", "aten.layer_norm.default", "aten.hardswish.default", "aten.hardsigmoid.default", "aten.hardtanh.default",
           "aten._softmax.default", "aten.softmax.int", "aten.max_pool2d_with_indices.default", "aten.avg_pool2d.default"};
 }
 
@@ -198,7 +289,12 @@ NodeSupport XnnpackBackend::support(const Node& n, const Constness& c) const {
       "aten.add.Tensor", "aten.mul.Tensor", "aten.relu.default",
       "aten.clamp.default", "aten.hardtanh.default", "aten.hardswish.default", "aten.sigmoid.default",
       "aten.hardsigmoid.default", "aten.max_pool2d_with_indices.default", "aten.avg_pool2d.default",
-      "aten.mean.dim", "aten._softmax.default", "aten.softmax.int"};
+      "aten.mean.dim", "aten._softmax.default", "aten.softmax.int",
+      // run by Lathe's kernels inside the delegate (xnnpack_host_ops.h), or pure layout
+      "aten.layer_norm.default", "aten.native_layer_norm.default", "aten.gelu.default", "aten.permute.default",
+      "aten.view.default", "aten._unsafe_view.default", "aten.reshape.default", "aten.flatten.using_ints",
+      "aten.unsqueeze.default", "aten.squeeze.dim", "aten.squeeze.dims", "aten.clone.default", "aten.contiguous.default",
+      "aten.roll.default", "aten.bmm.default", "aten.scaled_dot_product_attention.default", "aten.constant_pad_nd.default"};
   if (!known.count(op)) return NodeSupport::no("no XNNPACK operator for " + std::string(op));
   if (std::string b = check_tensors(n); !b.empty()) return NodeSupport::no(b);
 
@@ -225,6 +321,10 @@ NodeSupport XnnpackBackend::support(const Node& n, const Constness& c) const {
   }
   if (op == "aten.convolution.default") return conv_support(n, c);
   if (is_batch_norm_op(op)) return batch_norm_support(n, c);
+  if (op == "aten.layer_norm.default" || op == "aten.native_layer_norm.default" || op == "aten.gelu.default" ||
+      op == "aten.permute.default" || is_reshape_op(op) || op == "aten.roll.default" || op == "aten.bmm.default" ||
+      op == "aten.scaled_dot_product_attention.default" || op == "aten.constant_pad_nd.default")
+    return host_op_support(*this, n, op, c);
   if (op == "aten.add.Tensor" || op == "aten.mul.Tensor") {
     const Value* a = tensor_arg(n, "self");
     const Value* b = tensor_arg(n, "other");
@@ -240,7 +340,7 @@ NodeSupport XnnpackBackend::support(const Node& n, const Constness& c) const {
       return NodeSupport::no("has non-literal bounds");
   }
   if (op == "aten.relu.default" || op == "aten.clamp.default" || op == "aten.hardtanh.default") {
-    return NodeSupport::yes(fusable_activation_input(n) ? "fused into its producer as output min/max" : "clamp");
+    return NodeSupport::yes(fusable_activation_input(*this, n, c) ? "fused into its producer as output min/max" : "clamp");
   }
   if (op == "aten.hardswish.default" || op == "aten.sigmoid.default") return NodeSupport::yes(std::string(op.substr(5, op.find('.', 5) - 5)));
   if (op == "aten.hardsigmoid.default") return NodeSupport::yes("hardsigmoid (Lathe loop inside the delegate)");
@@ -312,7 +412,16 @@ class Lowering {
     bool nhwc;
   };
 
-  static bool trivial_layout(const std::vector<int64_t>& s) { return s.size() == 4 && (s[1] == 1 || s[2] * s[3] == 1); }
+  // Channels-last applies to 4-D [N, C, H, W] and to 3-D [N, C, L] (a 1-D
+  // convolution's, seen as [N, C, 1, L]); as4d gives the 4-D view.
+  static std::vector<int64_t> as4d(const std::vector<int64_t>& s) {
+    return s.size() == 3 ? std::vector<int64_t>{s[0], s[1], 1, s[2]} : s;
+  }
+  static bool has_layouts(const std::vector<int64_t>& s) { return s.size() == 3 || s.size() == 4; }
+  static bool trivial_layout(const std::vector<int64_t>& s) {
+    const auto f = as4d(s);
+    return f.size() == 4 && (f[1] == 1 || f[2] * f[3] == 1);
+  }
 
   // The id of `v` stored in the wanted layout, converting when needed.
   Result<uint32_t> get(const Value* v, bool nhwc) {
@@ -321,12 +430,12 @@ class Lowering {
     const Entry e = it->second;
     if (e.nhwc == nhwc) return e.id;
     // A copy: add_value below may reallocate payload_.values.
-    const std::vector<int64_t> s = payload_.values[e.id].sizes;
+    const std::vector<int64_t> s = as4d(payload_.values[e.id].sizes);
     if (trivial_layout(s)) return e.id;
-    if (s.size() != 4) return make_error("'" + v->name() + "' needs a layout change but is not 4-D");
+    if (s.size() != 4) return make_error("'" + v->name() + "' needs a layout change but is not 3-D or 4-D");
     auto key = std::make_pair(v, nhwc);
     if (auto c = converted_.find(key); c != converted_.end()) return c->second;
-    uint32_t out = payload_.add_value(s);
+    uint32_t out = payload_.add_value(payload_.values[e.id].sizes);
     payload_.ops.push_back(PayloadOp{nhwc ? "to_nhwc" : "to_nchw", v->name(), {{e.id, "input"}}, {out}, {s[0], s[1], s[2], s[3]}, {}});
     converted_[key] = out;
     return out;
@@ -338,10 +447,11 @@ class Lowering {
     return id;
   }
 
-  PayloadOp& emit(const Node& n, std::string kind, std::vector<PayloadOperand> ins, uint32_t out,
-                  std::vector<int64_t> ints, std::vector<double> floats) {
+  // Ops and values are referred to by index, never by reference: both
+  // vectors grow while a group is lowered.
+  void emit(const Node& n, std::string kind, std::vector<PayloadOperand> ins, uint32_t out,
+            std::vector<int64_t> ints, std::vector<double> floats) {
     payload_.ops.push_back(PayloadOp{std::move(kind), n.name(), std::move(ins), {out}, std::move(ints), std::move(floats)});
-    return payload_.ops.back();
   }
 
   // The op that defines `v`, if a later activation may fold into it.
@@ -353,6 +463,8 @@ class Lowering {
   Status lower_binary(const Node& n, const char* kind);
   Status lower_clamp(const Node& n, double lo, double hi);
   Status lower_pool(const Node& n, bool max);
+  Status lower_host(const Node& n, std::string_view op);
+  Status lower_pad(const Node& n);
 
   const DelegateSubgraph& sub_;
   DelegatePayload payload_;
@@ -361,6 +473,14 @@ class Lowering {
   std::unordered_map<const Value*, size_t> fusable_;
   std::unordered_set<const Node*> in_group_;
   std::unordered_set<const Value*> escapes_;
+  // Zero pads folded into the convolution that reads them: pad output ->
+  // (pad input, top, bottom, left, right).
+  struct FoldedPad {
+    const Value* source;
+    int64_t top, bottom, left, right;
+  };
+  std::unordered_map<const Value*, FoldedPad> folded_pads_;
+  std::optional<FoldedPad> foldable_pad(const Node& n) const;
 };
 
 Status Lowering::lower_fc(const Node& n, const Value* x, const Value* w, const Value* b, bool transpose) {
@@ -387,12 +507,22 @@ Status Lowering::lower_conv(const Node& n) {
   const Value* w = tensor_arg(n, "weight");
   const Value* b = is_none_arg(n, "bias") ? nullptr : tensor_arg(n, "bias");
   const Value* y = n.defined_values()[0];
-  const auto xs = sizes_of(x), ws = sizes_of(w), ys = sizes_of(y);
-  const auto stride = *lit_ints(n, "stride", 2, {1, 1});
-  const auto pad = *lit_ints(n, "padding", 2, {0, 0});
-  const auto dil = *lit_ints(n, "dilation", 2, {1, 1});
+  // A 1-D convolution is a 2-D one over a unit height.
+  const bool one_d = sizes_of(x).size() == 3;
+  const auto ws = as4d(sizes_of(w)), ys = as4d(sizes_of(y));
+  auto param = [&](const char* name, int64_t dflt) {
+    if (!one_d) return *lit_ints(n, name, 2, {dflt, dflt});
+    return std::vector<int64_t>{name[0] == 'p' ? 0 : 1, (*lit_ints(n, name, 1, {dflt}))[0]};
+  };
+  const auto stride = param("stride", 1);
+  const auto pad = param("padding", 0);
+  const auto dil = param("dilation", 1);
   const int64_t groups = *lit_int_or(n, "groups", 1);
-  LATHE_ASSIGN_OR_RETURN(uint32_t xi, get(x, true));
+  // A zero pad in front was not emitted: it becomes this op's own padding.
+  FoldedPad extra{x, 0, 0, 0, 0};
+  if (auto f = folded_pads_.find(x); f != folded_pads_.end()) extra = f->second;
+  const auto src = as4d(sizes_of(extra.source));
+  LATHE_ASSIGN_OR_RETURN(uint32_t xi, get(extra.source, true));
   LATHE_ASSIGN_OR_RETURN(uint32_t wi, get(w, false));
   std::vector<PayloadOperand> ins{{xi, "input"}, {wi, "weight"}};
   if (b) {
@@ -400,8 +530,9 @@ Status Lowering::lower_conv(const Node& n) {
     ins.push_back({bi, "bias"});
   }
   // ints: N H W Cin Cout kh kw sh sw pt pl pb pr dh dw groups OH OW
-  std::vector<int64_t> ints{xs[0], xs[2], xs[3], xs[1], ws[0], ws[2], ws[3], stride[0], stride[1],
-                            pad[0], pad[1], pad[0], pad[1], dil[0], dil[1], groups, ys[2], ys[3]};
+  std::vector<int64_t> ints{src[0], src[2], src[3], src[1], ws[0], ws[2], ws[3], stride[0], stride[1],
+                            pad[0] + extra.top, pad[1] + extra.left, pad[0] + extra.bottom, pad[1] + extra.right,
+                            dil[0], dil[1], groups, ys[2], ys[3]};
   emit(n, "conv2d", std::move(ins), define(y, true), std::move(ints), {-kInf, kInf, 0.0});
   mark_fusable(y);
   return Status::Ok();
@@ -411,11 +542,12 @@ Status Lowering::lower_binary(const Node& n, const char* kind) {
   const Value* a = tensor_arg(n, "self");
   const Value* b = tensor_arg(n, "other");
   const auto as = sizes_of(a), bs = sizes_of(b);
-  const bool nhwc = as.size() == 4 && bs.size() == 4 && (vals_.at(a).nhwc || vals_.at(b).nhwc);
+  const bool nhwc = has_layouts(as) && as.size() == bs.size() && (vals_.at(a).nhwc || vals_.at(b).nhwc);
   LATHE_ASSIGN_OR_RETURN(uint32_t ai, get(a, nhwc));
   LATHE_ASSIGN_OR_RETURN(uint32_t bi, get(b, nhwc));
   auto phys = [&](std::vector<int64_t> s) {
-    if (nhwc) s = {s[0], s[2], s[3], s[1]};
+    if (nhwc && s.size() == 4) s = {s[0], s[2], s[3], s[1]};
+    if (nhwc && s.size() == 3) s = {s[0], s[2], s[1]};
     return s;
   };
   std::vector<int64_t> ints;
@@ -467,6 +599,120 @@ Status Lowering::lower_pool(const Node& n, bool max) {
   return Status::Ok();
 }
 
+// Host ops (xnnpack_host_ops.h) read and write NCHW-order buffers, but for
+// gelu, which is elementwise and so runs in whatever layout its input has.
+Status Lowering::lower_host(const Node& n, std::string_view op) {
+  const Value* y = n.defined_values()[0];
+  auto operand = [&](const char* name, const char* role) -> Result<std::optional<PayloadOperand>> {
+    const Value* v = is_none_arg(n, name) ? nullptr : tensor_arg(n, name);
+    if (!v) return std::optional<PayloadOperand>();
+    LATHE_ASSIGN_OR_RETURN(uint32_t id, get(v, false));
+    return std::optional<PayloadOperand>(PayloadOperand{id, role});
+  };
+  std::vector<PayloadOperand> ins;
+  auto add = [&](const char* name, const char* role) -> Status {
+    LATHE_ASSIGN_OR_RETURN(auto o, operand(name, role));
+    if (o) ins.push_back(*o);
+    return Status::Ok();
+  };
+  if (op == "aten.gelu.default") {
+    const Value* x = tensor_arg(n, "self");
+    const bool nhwc = vals_.at(x).nhwc;
+    LATHE_ASSIGN_OR_RETURN(uint32_t xi, get(x, nhwc));
+    const Argument* a = n.input("approximate");
+    const bool tanh = a && a->get_if<std::string>() && *a->get_if<std::string>() == "tanh";
+    emit(n, "gelu", {{xi, "self"}}, define(y, nhwc), {tanh ? 1 : 0}, {});
+    return Status::Ok();
+  }
+  if (op == "aten.layer_norm.default" || op == "aten.native_layer_norm.default") {
+    LATHE_RETURN_IF_ERROR(add("input", "self"));
+    LATHE_RETURN_IF_ERROR(add("weight", "weight"));
+    LATHE_RETURN_IF_ERROR(add("bias", "bias"));
+    const int64_t k = static_cast<int64_t>(lit_int_list(n, "normalized_shape")->size());
+    emit(n, "layer_norm", std::move(ins), define(y, false), {k}, {n.input("eps") ? *lit_number(n, "eps") : 1e-5});  // layer_norm's schema default
+    return Status::Ok();
+  }
+  if (op == "aten.bmm.default") {
+    LATHE_RETURN_IF_ERROR(add("self", "self"));
+    LATHE_RETURN_IF_ERROR(add("mat2", "mat2"));
+    emit(n, "bmm", std::move(ins), define(y, false), {}, {});
+    return Status::Ok();
+  }
+  if (op == "aten.scaled_dot_product_attention.default") {
+    for (const char* name : {"query", "key", "value", "attn_mask"}) LATHE_RETURN_IF_ERROR(add(name, name));
+    const double scale = lit_number(n, "scale").value_or(std::numeric_limits<double>::quiet_NaN());
+    emit(n, "sdpa", std::move(ins), define(y, false), {lit_bool(n, "is_causal").value_or(false) ? 1 : 0}, {scale});
+    return Status::Ok();
+  }
+  LATHE_RETURN_IF_ERROR(add("self", "self"));
+  if (op == "aten.permute.default") {
+    const int64_t rank = static_cast<int64_t>(sizes_of(tensor_arg(n, "self")).size());
+    std::vector<int64_t> dims = *lit_ints(n, "dims", static_cast<size_t>(rank), {});
+    for (int64_t& d : dims) d = d < 0 ? d + rank : d;  // permute(-1, ...) is allowed
+    emit(n, "permute", std::move(ins), define(y, false), std::move(dims), {});
+    return Status::Ok();
+  }
+  if (op == "aten.roll.default") {
+    const auto dims = *lit_int_list(n, "dims");
+    const auto shifts = *lit_ints(n, "shifts", dims.size(), {});
+    std::vector<int64_t> ints{static_cast<int64_t>(dims.size())};
+    ints.insert(ints.end(), shifts.begin(), shifts.end());
+    ints.insert(ints.end(), dims.begin(), dims.end());
+    emit(n, "roll", std::move(ins), define(y, false), std::move(ints), {});
+    return Status::Ok();
+  }
+  emit(n, "reshape", std::move(ins), define(y, false), {}, {});
+  return Status::Ok();
+}
+
+// A zero pad of H and W (or of L, before a 1-D convolution) whose only user
+// is a convolution of this group, reading it as its input: XNNPACK's
+// convolution pads asymmetrically itself, so the padded copy is never made.
+std::optional<Lowering::FoldedPad> Lowering::foldable_pad(const Node& n) const {
+  const Value* x = tensor_arg(n, "self");
+  const Value* y = n.defined_values()[0];
+  if (lit_number(n, "value").value_or(0.0) != 0.0 || y->uses().size() != 1 || escapes_.count(y)) return std::nullopt;
+  const Node* conv = y->uses()[0].user;
+  if (!conv || !in_group_.count(conv) || short_op(*conv) != "aten.convolution.default" || tensor_arg(*conv, "input") != y)
+    return std::nullopt;
+  const auto pad = *lit_int_list(n, "pad");
+  const size_t rank = sizes_of(x).size();
+  if (rank == 4 && pad.size() <= 4) {
+    auto at = [&](size_t k) { return k < pad.size() ? pad[k] : 0; };
+    return FoldedPad{x, at(2), at(3), at(0), at(1)};
+  }
+  if (rank == 3 && pad.size() <= 2) return FoldedPad{x, 0, 0, pad.empty() ? 0 : pad[0], pad.size() < 2 ? 0 : pad[1]};
+  return std::nullopt;
+}
+
+// constant_pad_nd in the input's own layout: the padding amounts follow the
+// dimensions into channels-last order when the input is stored that way.
+Status Lowering::lower_pad(const Node& n) {
+  const Value* x = tensor_arg(n, "self");
+  const Value* y = n.defined_values()[0];
+  if (auto f = foldable_pad(n)) {
+    folded_pads_[y] = *f;
+    return Status::Ok();
+  }
+  const bool nhwc = vals_.at(x).nhwc && sizes_of(x).size() == 4;
+  LATHE_ASSIGN_OR_RETURN(uint32_t xi, get(x, nhwc));
+  std::vector<int64_t> s = sizes_of(x);
+  const size_t r = s.size();
+  std::vector<int64_t> pre(r, 0), post(r, 0);
+  const auto pad = *lit_int_list(n, "pad");
+  for (size_t k = 0; k < pad.size() / 2; ++k) {
+    pre[r - 1 - k] = pad[2 * k];
+    post[r - 1 - k] = pad[2 * k + 1];
+  }
+  auto phys = [&](std::vector<int64_t> v) {
+    return nhwc ? std::vector<int64_t>{v[0], v[2], v[3], v[1]} : v;
+  };
+  std::vector<int64_t> ints{static_cast<int64_t>(r)};
+  for (const auto& v : {phys(s), phys(pre), phys(post)}) ints.insert(ints.end(), v.begin(), v.end());
+  emit(n, "constant_pad", {{xi, "self"}}, define(y, nhwc), std::move(ints), {lit_number(n, "value").value_or(0.0)});
+  return Status::Ok();
+}
+
 Status Lowering::lower(const Node& n) {
   const std::string_view op = short_op(n);
   if (op == "aten.linear.default") {
@@ -480,13 +726,14 @@ Status Lowering::lower(const Node& n) {
     auto f = fusable_.find(x);
     if (f == fusable_.end() || payload_.ops[f->second].kind != "conv2d" || payload_.ops[f->second].inputs.size() > 3)
       return make_error("batch norm does not follow a convolution of this delegate");
-    PayloadOp& conv = payload_.ops[f->second];
+    // By index: get() may append a layout change to payload_.ops.
+    const size_t conv = f->second;
     for (const char* role : {"weight", "bias", "running_mean", "running_var"}) {
       LATHE_ASSIGN_OR_RETURN(uint32_t id, get(tensor_arg(n, role), false));
-      conv.inputs.push_back({id, std::string("bn_") + role});
+      payload_.ops[conv].inputs.push_back({id, std::string("bn_") + role});
     }
-    conv.floats[2] = *lit_number(n, "eps");
-    conv.node += "+" + n.name();
+    payload_.ops[conv].floats[2] = *lit_number(n, "eps");
+    payload_.ops[conv].node += "+" + n.name();
     const Value* y = n.defined_values()[0];
     vals_[y] = vals_.at(x);
     fusable_[y] = f->second;
@@ -505,6 +752,11 @@ Status Lowering::lower(const Node& n) {
     emit(n, kind, {{xi, "self"}}, define(n.defined_values()[0], nhwc), {payload_.values[xi].numel()}, {});
     return Status::Ok();
   }
+  if (op == "aten.constant_pad_nd.default") return lower_pad(n);
+  if (op == "aten.layer_norm.default" || op == "aten.native_layer_norm.default" || op == "aten.gelu.default" ||
+      op == "aten.permute.default" || is_reshape_op(op) || op == "aten.roll.default" || op == "aten.bmm.default" ||
+      op == "aten.scaled_dot_product_attention.default")
+    return lower_host(n, op);
   if (op == "aten.max_pool2d_with_indices.default") return lower_pool(n, true);
   if (op == "aten.avg_pool2d.default") return lower_pool(n, false);
   if (op == "aten.mean.dim") {

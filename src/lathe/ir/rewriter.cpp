@@ -258,6 +258,30 @@ Status Rewriter::erase_node(Node* node) {
   return Status::Ok();
 }
 
+Status Rewriter::reorder(const std::vector<Node*>& order) {
+  if (order.size() != graph_->node_count()) {
+    return make_error("reorder: " + std::to_string(order.size()) + " nodes given, the graph has " +
+                      std::to_string(graph_->node_count()));
+  }
+  std::unordered_map<const Node*, size_t> at;
+  at.reserve(order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (!order[i] || order[i]->graph() != graph_) return make_error("reorder: a node is not in this graph");
+    if (!at.emplace(order[i], i).second) return make_error("reorder: '" + order[i]->name() + "' is listed twice");
+  }
+  for (size_t i = 0; i < order.size(); ++i) {
+    for (const Value* v : order[i]->operand_values()) {
+      auto p = v->producer() ? at.find(v->producer()) : at.end();
+      if (p != at.end() && p->second > i) {
+        return make_error("reorder: '" + order[i]->name() + "' would come before '" + v->name() + "', which it reads");
+      }
+    }
+  }
+  for (Node* n : order) graph_->move_before(n, nullptr);
+  positions_valid_ = false;
+  return Status::Ok();
+}
+
 Status Rewriter::rename(Value* value, const std::string& name) {
   if (!value || value->graph() != graph_) return make_error("rename: the value is not in this graph");
   if (name.empty()) return make_error("rename '" + value->name() + "': empty name");

@@ -13,6 +13,7 @@
 //   replace_node / retarget     the usual pattern rewrite in one call (a
 //                               new node, or the old one changed in place)
 //   erase_node                  only when nothing uses its values
+//   reorder                     a permutation that keeps producers first
 //   rename                      keeps user_input_mutation targets in step
 //   add_*_input / remove_input  placeholder + spec + state together, in
 //                               torch.export's input order
@@ -76,6 +77,10 @@ class Rewriter {
   Status retarget(Node* node, OpTarget target, std::vector<NamedArgument> inputs);
   Status replace_all_uses(Value* from, Value* to);
   Status erase_node(Node* node);
+  // Puts the graph's nodes in `order`: a permutation of every node in which
+  // each node comes after the producers of its operands. Anything else is
+  // refused before a node moves.
+  Status reorder(const std::vector<Node*>& order);
   Status rename(Value* value, const std::string& name);
 
   // True if `value` is visible at `node` (a placeholder, or produced by an

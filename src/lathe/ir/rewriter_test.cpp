@@ -34,6 +34,43 @@ NamedArgument pos(std::string name, Argument a) { return NamedArgument{std::move
 
 // ---- nodes ------------------------------------------------------------------------
 
+// reorder: any permutation that keeps producers first is applied; one that
+// puts a node before what it reads, drops or repeats a node is refused with
+// the graph untouched.
+TEST(RewriterTest, ReorderAppliesATopologicalPermutation) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* x = b.user_input("x", {2});
+  Value* a = b.call("aten.relu.default", {{"self", x}}, {2}, DType::Float32, "a");
+  Value* c = b.call("aten.neg.default", {{"self", x}}, {2}, DType::Float32, "c");
+  b.user_output(a);
+  b.user_output(c);
+  Rewriter rw(ep);
+  ASSERT_TRUE(rw.reorder({c->producer(), a->producer()}).ok());
+  std::vector<std::string> names;
+  for (const Node* n : ep.graph().nodes()) names.push_back(n->name());
+  EXPECT_EQ(names, (std::vector<std::string>{"c", "a"}));
+  EXPECT_TRUE(verify(ep, "model").ok());
+}
+
+TEST(RewriterTest, ReorderBeforeAProducerOrNotAPermutation_NEG) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* x = b.user_input("x", {2});
+  Value* a = b.call("aten.relu.default", {{"self", x}}, {2}, DType::Float32, "a");
+  Value* c = b.call("aten.neg.default", {{"self", a}}, {2}, DType::Float32, "c");
+  b.user_output(c);
+  Rewriter rw(ep);
+  auto before = rw.reorder({c->producer(), a->producer()});
+  ASSERT_FALSE(before.ok());
+  EXPECT_NE(before.error().message().find("'c' would come before 'a'"), std::string::npos) << before.error().message();
+  EXPECT_FALSE(rw.reorder({a->producer(), a->producer()}).ok());
+  EXPECT_FALSE(rw.reorder({a->producer()}).ok());
+  std::vector<std::string> names;
+  for (const Node* n : ep.graph().nodes()) names.push_back(n->name());
+  EXPECT_EQ(names, (std::vector<std::string>{"a", "c"}));
+}
+
 TEST(RewriterTest, ReplaceNodeMovesTheOutputAndItsSpec) {
   ExportedProgram ep;
   SimpleLinear s = build_simple_linear(ep);

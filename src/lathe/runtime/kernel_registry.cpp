@@ -36,6 +36,7 @@ const KernelRegistry& portable_kernels() {
     kernels::register_matmul_kernels(r);
     kernels::register_view_kernels(r);
     kernels::register_copy_kernels(r);
+    kernels::register_pad_kernels(r);
     kernels::register_index_kernels(r);
     kernels::register_reduce_kernels(r);
     kernels::register_softmax_kernels(r);

@@ -6,23 +6,12 @@
 #include <cmath>
 #include <limits>
 
+#include "lathe/runtime/kernels/attention.h"
 #include "lathe/runtime/kernels/gemm.h"
 #include "lathe/runtime/kernels/register.h"
 #include "lathe/runtime/kernels/util.h"
 
 namespace lathe::kernels {
-
-namespace {
-
-struct SdpaArgs {
-  const Tensor* q;
-  const Tensor* k;
-  const Tensor* v;
-  const Tensor* mask = nullptr;
-  double dropout_p = 0;
-  bool causal = false;
-  std::optional<double> scale;
-};
 
 Status sdpa(const SdpaArgs& a, Tensor& out, Tensor* logsumexp) {
   const Tensor& q0 = *a.q;
@@ -101,6 +90,8 @@ Status sdpa(const SdpaArgs& a, Tensor& out, Tensor* logsumexp) {
   }
   return Status::Ok();
 }
+
+namespace {
 
 Result<SdpaArgs> sdpa_args(KernelCall& c) {
   SdpaArgs a{};

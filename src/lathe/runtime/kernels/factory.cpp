@@ -3,20 +3,12 @@
 // are zero-filled: a reference runtime stays deterministic.
 #include <cmath>
 
+#include "lathe/runtime/kernels/factory.h"
+
 #include "lathe/runtime/kernels/binary.h"
 #include "lathe/runtime/kernels/register.h"
 
 namespace lathe::kernels {
-
-namespace {
-
-DType dtype_of_scalar(const Scalar& s) {
-  switch (s.kind) {
-    case Scalar::Kind::Bool: return DType::Bool;
-    case Scalar::Kind::Int: return DType::Int64;
-    default: return DType::Float32;
-  }
-}
 
 Status fill_tensor(Tensor& out, const Scalar& value) {
   return dispatch_storage(out.dtype, "full", [&](auto tag) -> Status {
@@ -29,6 +21,17 @@ Status fill_tensor(Tensor& out, const Scalar& value) {
     return Status::Ok();
   });
 }
+
+namespace {
+
+DType dtype_of_scalar(const Scalar& s) {
+  switch (s.kind) {
+    case Scalar::Kind::Bool: return DType::Bool;
+    case Scalar::Kind::Int: return DType::Int64;
+    default: return DType::Float32;
+  }
+}
+
 
 // full / zeros / ones / empty and their *_like / new_* forms:
 //   kSize: size comes from "size" (else from self); kValue: fill from

@@ -22,6 +22,7 @@ void register_attention_kernels(KernelRegistry& r);  // attention.cpp
 void register_factory_kernels(KernelRegistry& r);    // factory.cpp
 void register_sym_kernels(KernelRegistry& r);        // sym.cpp
 void register_quantized_kernels(KernelRegistry& r);  // quantized.cpp
+void register_pad_kernels(KernelRegistry& r);        // pad.cpp
 
 // Registers `fn` under "aten.<name>.<overload>" for each overload given.
 void register_overloads(KernelRegistry& r, const char* name, std::initializer_list<const char*> overloads,

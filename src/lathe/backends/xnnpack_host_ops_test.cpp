@@ -1,0 +1,174 @@
+// The ops the XNNPACK delegate runs with Lathe's kernels (host ops), the
+// 1-D convolution and constant padding: claimed inside one group and equal
+// to the portable run; malformed host-op records refused at init (_NEG);
+// --explain says "fused" only when the producer is claimed (_NEG).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "lathe/backends/lower.h"
+#include "lathe/backends/partitioner.h"
+#include "lathe/backends/xnnpack_backend.h"
+#include "lathe/backends/xnnpack_host_ops.h"
+#include "lathe/ir/graph_builder.h"
+#include "lathe/ir/verify.h"
+#include "lathe/runtime/compare.h"
+#include "lathe/runtime/executor.h"
+
+namespace lathe {
+namespace {
+
+Tensor ramp(std::vector<int64_t> sizes, float step) {
+  Tensor t = Tensor::empty(DType::Float32, std::move(sizes));
+  auto* p = reinterpret_cast<float*>(t.storage->mutable_data());
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = std::sin(static_cast<float>(i) * step) * 2.0f;
+  return t;
+}
+
+// Builds the same program twice (one is lowered), runs both on `inputs`.
+template <class Build>
+void expect_lowered_matches_portable(Build build, const std::vector<Tensor>& inputs, int want_delegates, int want_claimed) {
+  ExportedProgram lowered, plain;
+  build(lowered);
+  build(plain);
+  auto rep = partition(lowered, xnnpack_backend());
+  ASSERT_TRUE(rep.ok()) << rep.error().message();
+  std::string why;
+  for (const auto& d : rep->decisions) why += d.node + ": " + (d.claimed ? "claimed " : "not claimed ") + d.reason + "\n";
+  EXPECT_EQ(rep->delegates, want_delegates) << why;
+  EXPECT_EQ(rep->claimed_nodes, want_claimed) << why;
+  ASSERT_TRUE(verify(lowered, "model").ok());
+  ExecutorOptions o;
+  o.delegates = &builtin_delegates();
+  auto a = Executor::create(lowered, o);
+  ASSERT_TRUE(a.ok()) << a.error().message();
+  auto e = Executor::create(plain);
+  ASSERT_TRUE(e.ok()) << e.error().message();
+  auto got = (*a)->run(inputs);
+  auto want = (*e)->run(inputs);
+  ASSERT_TRUE(got.ok()) << got.error().message();
+  ASSERT_TRUE(want.ok()) << want.error().message();
+  ASSERT_EQ(got->size(), want->size());
+  for (size_t k = 0; k < got->size(); ++k) {
+    TensorDiff d = compare_tensors((*got)[k], (*want)[k], Tolerance{1e-4, 1e-5});
+    EXPECT_TRUE(d.ok) << "output " << k << ": " << d.describe();
+  }
+}
+
+// The conv1d TTS block: conv1d -> relu -> transpose -> layer_norm ->
+// transpose -> gelu, all in one delegate.
+TEST(XnnpackHostOps, Conv1dLayerNormGeluStayInOneDelegate) {
+  auto build = [](ExportedProgram& ep) {
+    GraphBuilder b(ep);
+    Value* w = b.parameter("conv.weight", {6, 4, 3});
+    Value* bias = b.parameter("conv.bias", {6});
+    Value* g = b.parameter("ln.weight", {6});
+    Value* beta = b.parameter("ln.bias", {6});
+    Value* x = b.user_input("x", {2, 4, 9});
+    Value* c = b.call("aten.convolution.default",
+                      {{"input", x}, {"weight", w}, {"bias", bias}, {"stride", IntList{{1}}}, {"padding", IntList{{1}}},
+                       {"dilation", IntList{{1}}}, {"transposed", false}, {"output_padding", IntList{{0}}}, {"groups", int64_t{1}}},
+                      {2, 6, 9});
+    Value* r = b.call("aten.relu.default", {{"self", c}}, {2, 6, 9});
+    Value* t = b.call("aten.permute.default", {{"self", r}, {"dims", IntList{{0, 2, 1}}}}, {2, 9, 6});
+    Value* ln = b.call("aten.layer_norm.default",
+                       {{"input", t}, {"normalized_shape", IntList{{6}}}, {"weight", g}, {"bias", beta}, {"eps", 1e-5}}, {2, 9, 6});
+    Value* back = b.call("aten.permute.default", {{"self", ln}, {"dims", IntList{{0, -1, 1}}}}, {2, 6, 9});
+    b.user_output(b.call("aten.gelu.default", {{"self", back}}, {2, 6, 9}));
+  };
+  expect_lowered_matches_portable(build, {ramp({2, 4, 9}, 0.37f)}, 1, 6);
+}
+
+// The Swin window shift: pad -> roll -> view -> bmm -> sdpa.
+TEST(XnnpackHostOps, PadRollReshapeBmmAttentionMatchPortable) {
+  auto build = [](ExportedProgram& ep) {
+    GraphBuilder b(ep);
+    Value* x = b.user_input("x", {1, 2, 3, 4});
+    Value* y = b.user_input("y", {2, 5, 3});
+    Value* ln_w = b.parameter("ln.weight", {4});
+    Value* ln = b.call("aten.layer_norm.default", {{"input", x}, {"normalized_shape", IntList{{4}}}, {"weight", ln_w}}, {1, 2, 3, 4});
+    Value* p = b.call("aten.constant_pad_nd.default", {{"self", ln}, {"pad", IntList{{1, 0, 0, 2}}}}, {1, 2, 5, 5});
+    Value* r = b.call("aten.roll.default", {{"self", p}, {"shifts", IntList{{-1, 2}}}, {"dims", IntList{{2, 3}}}}, {1, 2, 5, 5});
+    Value* v = b.call("aten.view.default", {{"self", r}, {"size", IntList{{2, 5, 5}}}}, {2, 5, 5});
+    Value* m = b.call("aten.bmm.default", {{"self", v}, {"mat2", y}}, {2, 5, 3});
+    Value* q = b.call("aten.view.default", {{"self", m}, {"size", IntList{{1, 2, 5, 3}}}}, {1, 2, 5, 3});
+    b.user_output(b.call("aten.scaled_dot_product_attention.default",
+                         {{"query", q}, {"key", q}, {"value", q}, {"is_causal", true}}, {1, 2, 5, 3}));
+  };
+  expect_lowered_matches_portable(build, {ramp({1, 2, 3, 4}, 0.21f), ramp({2, 5, 3}, 0.53f)}, 1, 7);
+}
+
+// A padded 2-D convolution input in channels-last: a non-zero pad runs as
+// XNNPACK's constant_pad with the amounts moved into NHWC order; a zero pad
+// folds into the convolution's own asymmetric padding.
+void padded_convolutions(ExportedProgram& ep, double value) {
+  GraphBuilder b(ep);
+  Value* w1 = b.parameter("c1.weight", {3, 2, 1, 1});
+  Value* w2 = b.parameter("c2.weight", {2, 3, 3, 3});
+  Value* x = b.user_input("x", {1, 2, 4, 5});
+  auto conv = [&](Value* in, Value* w, std::vector<int64_t> out) {
+    return b.call("aten.convolution.default",
+                  {{"input", in}, {"weight", w}, {"bias", OptionalTensor{}}, {"stride", IntList{{1, 1}}}, {"padding", IntList{{0, 0}}},
+                   {"dilation", IntList{{1, 1}}}, {"transposed", false}, {"output_padding", IntList{{0, 0}}}, {"groups", int64_t{1}}},
+                  out);
+  };
+  Value* c1 = conv(x, w1, {1, 3, 4, 5});
+  Value* p = b.call("aten.constant_pad_nd.default", {{"self", c1}, {"pad", IntList{{2, 1, 0, 3}}}, {"value", value}}, {1, 3, 7, 8});
+  b.user_output(conv(p, w2, {1, 2, 5, 6}));
+}
+
+TEST(XnnpackHostOps, ConstantPadBetweenConvolutionsInChannelsLast) {
+  expect_lowered_matches_portable([](ExportedProgram& ep) { padded_convolutions(ep, 0.5); }, {ramp({1, 2, 4, 5}, 0.3f)}, 1, 3);
+}
+
+TEST(XnnpackHostOps, ZeroPadFoldsIntoTheConvolution) {
+  expect_lowered_matches_portable([](ExportedProgram& ep) { padded_convolutions(ep, 0.0); }, {ramp({1, 2, 4, 5}, 0.3f)}, 1, 3);
+}
+
+// _NEG: --explain must not say a relu fused into a convolution XNNPACK
+// does not claim (its weight is computed at run time).
+TEST(XnnpackHostOps, ReluAfterUnclaimedConvIsNotDescribedAsFused_NEG) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* x = b.user_input("x", {1, 2, 4, 4});
+  Value* m = b.user_input("m", {2, 2, 1, 1});
+  Value* w = b.call("aten.relu.default", {{"self", m}}, {2, 2, 1, 1}, DType::Float32, "runtime_w");
+  Value* c = b.call("aten.convolution.default",
+                    {{"input", x}, {"weight", w}, {"bias", OptionalTensor{}}, {"stride", IntList{{1, 1}}}, {"padding", IntList{{0, 0}}},
+                     {"dilation", IntList{{1, 1}}}, {"transposed", false}, {"output_padding", IntList{{0, 0}}}, {"groups", int64_t{1}}},
+                    {1, 2, 4, 4}, DType::Float32, "conv");
+  b.user_output(b.call("aten.relu.default", {{"self", c}}, {1, 2, 4, 4}, DType::Float32, "act"));
+  auto rep = partition(ep, xnnpack_backend());
+  ASSERT_TRUE(rep.ok()) << rep.error().message();
+  for (const auto& d : rep->decisions) {
+    if (d.node == "conv") EXPECT_FALSE(d.claimed);
+    if (d.node == "act") {
+      EXPECT_TRUE(d.claimed);
+      EXPECT_EQ(d.reason.find("fused"), std::string::npos) << d.reason;
+    }
+  }
+}
+
+// _NEG: host-op records that would read or write out of bounds.
+TEST(XnnpackHostOps, MalformedRecordsAreRefusedAtInit_NEG) {
+  std::vector<PayloadValue> values{{0, {2, 3}}, {-1, {3, 2}}, {1, {2, 4, 5}}, {-1, {2, 3, 6}}};
+  auto check = [&](const char* kind, std::vector<PayloadOperand> ins, uint32_t out, std::vector<int64_t> ints,
+                   std::vector<double> floats = {}) {
+    PayloadOp op{kind, "n", std::move(ins), {out}, std::move(ints), std::move(floats)};
+    return check_host_op(*host_op_named(kind), op, values);
+  };
+  EXPECT_TRUE(check("permute", {{0, "self"}}, 1, {1, 0}).ok());
+  EXPECT_FALSE(check("permute", {{0, "self"}}, 1, {1, 1}).ok());           // repeated dim
+  EXPECT_FALSE(check("permute", {{0, "self"}}, 1, {0, 1}).ok());           // output shape disagrees
+  EXPECT_FALSE(check("permute", {{0, "self"}}, 1, {1, 7}).ok());           // dim out of range
+  EXPECT_FALSE(check("roll", {{0, "self"}}, 0, {1, 3, 5}).ok());           // dim out of range
+  EXPECT_FALSE(check("roll", {{0, "self"}}, 0, {2, 1}).ok());              // counts disagree
+  EXPECT_FALSE(check("bmm", {{2, "self"}, {2, "mat2"}}, 3, {}).ok());      // inner sizes differ
+  EXPECT_FALSE(check("bmm", {{2, "self"}}, 3, {}).ok());                   // one operand
+  EXPECT_FALSE(check("layer_norm", {{0, "self"}}, 0, {3}, {1e-5}).ok());   // normalized rank > rank
+  EXPECT_FALSE(check("reshape", {{0, "self"}}, 2, {}).ok());               // element counts differ
+  EXPECT_FALSE(host_op_named("conv2d").has_value());
+}
+
+}  // namespace
+}  // namespace lathe
