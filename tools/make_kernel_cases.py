@@ -557,6 +557,13 @@ def pad_cases():
     case("roll_two_dims", "aten.roll.default", [("self", R(1, 4, 5, 3)), ("shifts", [-2, 3]), ("dims", [1, 2])])
     case("roll_flat", "aten.roll.default", [("self", Layout(R(3, 4), "strided")), ("shifts", [5])])
     case("roll_negative_dim_big_shift", "aten.roll.default", [("self", R(2, 3)), ("shifts", [7]), ("dims", [-1])])
+    case("pad_constant_value", "aten.pad.default", [("self", R(1, 3, 2, 2)), ("pad", [1, 1, 2, 0]), ("mode", "constant"), ("value", -1.0)],
+         fn=lambda self, pad, mode, value: torch.nn.functional.pad(self, pad, mode, value))
+    case("relu_inplace", "aten.relu_.default", [("self", Layout(R(3, 4), "transposed"))], fn=lambda self: torch.relu(self))
+    case("fill_tensor_strided", "aten.fill_.Tensor", [("self", Layout(R(3, 4), "strided")), ("value", torch.tensor(2.5))],
+         fn=lambda self, value: torch.full_like(self, 2.5))
+    case("fill_scalar_int", "aten.fill_.Scalar", [("self", R(5, dtype=torch.int64)), ("value", 3)],
+         fn=lambda self, value: torch.full_like(self, 3))
 
 
 def main():

@@ -37,6 +37,7 @@ const KernelRegistry& portable_kernels() {
     kernels::register_view_kernels(r);
     kernels::register_copy_kernels(r);
     kernels::register_pad_kernels(r);
+    kernels::register_inplace_kernels(r);
     kernels::register_index_kernels(r);
     kernels::register_reduce_kernels(r);
     kernels::register_softmax_kernels(r);

@@ -110,6 +110,19 @@ Status constant_pad_nd_kernel(KernelCall& c) {
   return constant_pad_out(*self, pad, value, *out);
 }
 
+// pad(self, pad, mode, value): the export-IR spelling of F.pad; only the
+// constant mode is a copy (reflect/replicate/circular index differently).
+Status pad_kernel(KernelCall& c) {
+  LATHE_ASSIGN_OR_RETURN(std::string mode, c.string_arg("mode", std::string("constant")));
+  if (mode != "constant") return c.arg_error("mode", "'" + mode + "' padding is not supported (only 'constant')");
+  LATHE_ASSIGN_OR_RETURN(const Tensor* self, c.tensor("self"));
+  LATHE_ASSIGN_OR_RETURN(auto pad, c.int_list("pad"));
+  LATHE_ASSIGN_OR_RETURN(std::optional<double> value, c.optional_double("value"));
+  LATHE_ASSIGN_OR_RETURN(auto shape, constant_pad_shape(*self, pad));
+  LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, self->dtype, shape));
+  return constant_pad_out(*self, pad, Scalar::from_double(value.value_or(0.0)), *out);
+}
+
 Status roll_kernel(KernelCall& c) {
   LATHE_ASSIGN_OR_RETURN(const Tensor* self, c.tensor("self"));
   LATHE_ASSIGN_OR_RETURN(auto shifts, c.int_list("shifts"));
@@ -120,9 +133,10 @@ Status roll_kernel(KernelCall& c) {
 
 }  // namespace
 
-// Padding and rotation: constant_pad_nd, roll.
+// Padding and rotation: constant_pad_nd, pad (constant mode), roll.
 void register_pad_kernels(KernelRegistry& r) {
   register_overloads(r, "constant_pad_nd", {"default"}, constant_pad_nd_kernel);
+  register_overloads(r, "pad", {"default"}, pad_kernel);
   register_overloads(r, "roll", {"default"}, roll_kernel);
 }
 

@@ -23,6 +23,7 @@ void register_factory_kernels(KernelRegistry& r);    // factory.cpp
 void register_sym_kernels(KernelRegistry& r);        // sym.cpp
 void register_quantized_kernels(KernelRegistry& r);  // quantized.cpp
 void register_pad_kernels(KernelRegistry& r);        // pad.cpp
+void register_inplace_kernels(KernelRegistry& r);    // inplace.cpp
 
 // Registers `fn` under "aten.<name>.<overload>" for each overload given.
 void register_overloads(KernelRegistry& r, const char* name, std::initializer_list<const char*> overloads,

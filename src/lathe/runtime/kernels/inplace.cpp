@@ -1,0 +1,50 @@
+// In-place ops torch.export keeps in its graphs: relu_ (torchvision's
+// ReLU(inplace=True)) and fill_ (a mask built by filling slices of a fresh
+// tensor, as Swin's shifted-window attention does). They write through
+// `self`, which may be a view of another intermediate, and return it; the
+// weights are mapped read-only, so writing into them is refused.
+#include "lathe/runtime/kernels/binary.h"
+#include "lathe/runtime/kernels/register.h"
+#include "lathe/runtime/kernels/unary.h"
+
+namespace lathe::kernels {
+
+namespace {
+
+Status relu_inplace_kernel(KernelCall& c) {
+  LATHE_ASSIGN_OR_RETURN(const Tensor* self, c.tensor("self"));
+  Tensor dst = *self;
+  LATHE_RETURN_IF_ERROR(check_writable(dst, "relu_"));
+  LATHE_RETURN_IF_ERROR(unary_out(UnaryOp::Relu, *self, dst));  // elementwise: each element read before it is written
+  return c.set_output(0, dst);
+}
+
+// fill_.Scalar / fill_.Tensor (a 0-d value): every element of self, in any
+// layout, takes the value cast to self's dtype.
+Status fill_inplace_kernel(KernelCall& c) {
+  LATHE_ASSIGN_OR_RETURN(const Tensor* self, c.tensor("self"));
+  Tensor dst = *self;
+  LATHE_RETURN_IF_ERROR(check_writable(dst, "fill_"));
+  Tensor value;
+  if (c.node().target().ends_with(".Tensor")) {
+    LATHE_ASSIGN_OR_RETURN(const Tensor* v, c.tensor("value"));
+    if (v->numel() != 1 || !v->sizes.empty()) {
+      return make_error("fill_: value must be a 0-dimensional tensor, got shape " + shape_string(v->sizes));
+    }
+    value = *v;
+  } else {
+    LATHE_ASSIGN_OR_RETURN(Scalar s, c.scalar("value"));
+    value = scalar_tensor(s, self->dtype);
+  }
+  LATHE_RETURN_IF_ERROR(copy_into(value, dst));  // broadcast of one element
+  return c.set_output(0, dst);
+}
+
+}  // namespace
+
+void register_inplace_kernels(KernelRegistry& r) {
+  register_overloads(r, "relu_", {"default"}, relu_inplace_kernel, OutputAlias::View);
+  register_overloads(r, "fill_", {"Scalar", "Tensor"}, fill_inplace_kernel, OutputAlias::View);
+}
+
+}  // namespace lathe::kernels
