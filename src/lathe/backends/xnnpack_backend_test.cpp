@@ -44,10 +44,11 @@ ExecutorOptions with_delegates() {
   return o;
 }
 
-// fixtures/*.pt2 and the data-dependent ones in fixtures/dynamic/.
+// fixtures/*.pt2, the data-dependent ones in fixtures/dynamic/ and the 13
+// common architectures in fixtures/architectures/ (resnet18 ... swin_t).
 std::vector<std::string> fixtures() {
   std::vector<std::string> out;
-  for (const char* dir : {"fixtures", "fixtures/dynamic"}) {
+  for (const char* dir : {"fixtures", "fixtures/dynamic", "fixtures/architectures"}) {
     for (const auto& e : fs::directory_iterator(testing::source_path(dir))) {
       if (e.path().extension() == ".pt2") out.push_back(e.path().string());
     }

@@ -17,6 +17,14 @@
 //   roll        in: self                  ints: {n, shifts[n], dims[n]}
 //   bmm         in: self mat2
 //   sdpa        in: query key value [mask] ints: {causal}  floats: {scale, or NaN: 1/sqrt(E)}
+// and three that work on the buffer's own layout (NCHW or channels-last),
+// given as flat extents, so a channels-last group need not change layout:
+//   concat      in: x0 x1 ...             ints: {outer}   each input is outer rows of
+//                                         numel/outer floats, laid side by side
+//   slice       in: self                  ints: {outer, row_in, offset, row_out}
+//   channel_affine in: self weight bias running_mean running_var
+//                                         ints: {channels_last 0/1, N, C, spatial}  floats: {eps}
+//               (an eval batch norm that no convolution absorbs)
 #pragma once
 
 #include <optional>
@@ -28,7 +36,7 @@
 
 namespace lathe {
 
-enum class HostOp { LayerNorm, Gelu, Permute, Reshape, Roll, Bmm, Sdpa };
+enum class HostOp { LayerNorm, Gelu, Permute, Reshape, Roll, Bmm, Sdpa, Concat, Slice, ChannelAffine };
 
 std::optional<HostOp> host_op_named(std::string_view kind);
 

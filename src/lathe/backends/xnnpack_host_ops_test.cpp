@@ -125,6 +125,45 @@ TEST(XnnpackHostOps, ZeroPadFoldsIntoTheConvolution) {
   expect_lowered_matches_portable([](ExportedProgram& ep) { padded_convolutions(ep, 0.0); }, {ramp({1, 2, 4, 5}, 0.3f)}, 1, 3);
 }
 
+// The CNN spellings torch.export writes for densenet/googlenet/efficientnet/
+// resnet: a channel slice and a channel concat in channels-last, a batch
+// norm no convolution absorbs, relu_, silu, max_pool2d and a 1x1 adaptive
+// pool, all in one delegate.
+TEST(XnnpackHostOps, ChannelsLastSliceConcatBatchNormSiluPoolsInOneDelegate) {
+  auto build = [](ExportedProgram& ep) {
+    GraphBuilder b(ep);
+    Value* w1 = b.parameter("c1.weight", {4, 2, 3, 3});
+    Value* w2 = b.parameter("c2.weight", {2, 2, 1, 1});
+    Value* g = b.parameter("bn.weight", {8});
+    Value* beta = b.parameter("bn.bias", {8});
+    Value* mean = b.buffer("bn.running_mean", {8});
+    Value* var = b.parameter("bn.running_var_source", {8});
+    Value* x = b.user_input("x", {1, 2, 6, 6});
+    auto conv = [&](Value* w, int64_t pad, std::vector<int64_t> out) {
+      return b.call("aten.convolution.default",
+                    {{"input", x}, {"weight", w}, {"bias", OptionalTensor{}}, {"stride", IntList{{1, 1}}}, {"padding", IntList{{pad, pad}}},
+                     {"dilation", IntList{{1, 1}}}, {"transposed", false}, {"output_padding", IntList{{0, 0}}}, {"groups", int64_t{1}}},
+                    out);
+    };
+    Value* c1 = conv(w1, 1, {1, 4, 6, 6});
+    Value* sl = b.call("aten.slice.Tensor", {{"self", c1}, {"dim", int64_t{1}}, {"start", int64_t{1}}, {"end", int64_t{3}}}, {1, 2, 6, 6});
+    Value* c2 = conv(w2, 0, {1, 2, 6, 6});
+    Value* cat = b.call("aten.cat.default", {{"tensors", TensorList{{sl, c2, c1}}}, {"dim", int64_t{1}}}, {1, 8, 6, 6});
+    // A variance that is positive whatever the builder's deterministic fill.
+    Value* v = b.call("aten.exp.default", {{"self", var}}, {8}, DType::Float32, "positive_var");
+    Value* bn = b.call("aten.batch_norm.default",
+                       {{"input", cat}, {"weight", g}, {"bias", beta}, {"running_mean", mean}, {"running_var", v},
+                        {"training", false}, {"momentum", 0.1}, {"eps", 1e-5}, {"cudnn_enabled", false}},
+                       {1, 8, 6, 6});
+    Value* r = b.call("aten.relu_.default", {{"self", bn}}, {1, 8, 6, 6});
+    Value* si = b.call("aten.silu.default", {{"self", r}}, {1, 8, 6, 6});
+    Value* mp = b.call("aten.max_pool2d.default", {{"self", si}, {"kernel_size", IntList{{2, 2}}}, {"stride", IntList{{2, 2}}}}, {1, 8, 3, 3});
+    b.user_output(b.call("aten.adaptive_avg_pool2d.default", {{"self", mp}, {"output_size", IntList{{1, 1}}}}, {1, 8, 1, 1}));
+  };
+  // 9 claimed; the exp of the variance stays portable (XNNPACK has no exp).
+  expect_lowered_matches_portable(build, {ramp({1, 2, 6, 6}, 0.45f)}, 1, 9);
+}
+
 // _NEG: --explain must not say a relu fused into a convolution XNNPACK
 // does not claim (its weight is computed at run time).
 TEST(XnnpackHostOps, ReluAfterUnclaimedConvIsNotDescribedAsFused_NEG) {
@@ -141,7 +180,9 @@ TEST(XnnpackHostOps, ReluAfterUnclaimedConvIsNotDescribedAsFused_NEG) {
   auto rep = partition(ep, xnnpack_backend());
   ASSERT_TRUE(rep.ok()) << rep.error().message();
   for (const auto& d : rep->decisions) {
-    if (d.node == "conv") EXPECT_FALSE(d.claimed);
+    if (d.node == "conv") {
+      EXPECT_FALSE(d.claimed);
+    }
     if (d.node == "act") {
       EXPECT_TRUE(d.claimed);
       EXPECT_EQ(d.reason.find("fused"), std::string::npos) << d.reason;

@@ -181,25 +181,34 @@ bool is_batch_norm_op(std::string_view op) {
          op == "aten._native_batch_norm_legit_no_training.default";
 }
 
+// Folds into the convolution before it when that convolution is claimed,
+// feeds only this batch norm, and the statistics are constants (they are
+// folded into the prepacked weights at init).
+bool batch_norm_folds(const Node& n, const Constness& c) {
+  const Value* x = tensor_arg(n, "input");
+  if (!x || !x->producer() || short_op(*x->producer()) != "aten.convolution.default") return false;
+  if (!conv_support(*x->producer(), c).claimed || !only_user_is(x, n)) return false;
+  for (const char* role : {"weight", "bias", "running_mean", "running_var"}) {
+    if (!needs_constant(tensor_arg(n, role), role, c).empty()) return false;
+  }
+  return true;
+}
+
 NodeSupport batch_norm_support(const Node& n, const Constness& c) {
   const Value* x = tensor_arg(n, "input");
   const bool eval_only = short_op(n) == "aten._native_batch_norm_legit_no_training.default";
   if (!eval_only && lit_bool(n, "training").value_or(true)) return NodeSupport::no("is a training-mode batch norm");
-  if (!x || !x->producer() || short_op(*x->producer()) != "aten.convolution.default")
-    return NodeSupport::no("does not follow a convolution (a batch norm is claimed only folded into one)");
-  if (!conv_support(*x->producer(), c).claimed) return NodeSupport::no("follows a convolution XNNPACK does not claim");
-  if (!only_user_is(x, n)) return NodeSupport::no("reads a convolution whose output has other users (cannot fold)");
+  if (!x || x->meta()->sizes.size() < 2) return NodeSupport::no("input has no channel dimension");
   std::vector<Value*> outs = n.defined_values();
   for (size_t k = 1; k < outs.size(); ++k) {
     if (outs[k]->has_uses()) return NodeSupport::no("its saved mean/invstd outputs are used");
   }
   for (const char* role : {"weight", "bias", "running_mean", "running_var"}) {
-    const Value* v = tensor_arg(n, role);
-    if (!v) return NodeSupport::no(std::string("has no ") + role);
-    if (std::string r = needs_constant(v, role, c); !r.empty()) return NodeSupport::no(r);
+    if (!tensor_arg(n, role)) return NodeSupport::no(std::string("has no ") + role);
   }
   if (!lit_number(n, "eps")) return NodeSupport::no("has a symbolic eps");
-  return NodeSupport::yes("folded into convolution '" + x->producer()->name() + "' at init");
+  if (batch_norm_folds(n, c)) return NodeSupport::yes("folded into convolution '" + x->producer()->name() + "' at init");
+  return NodeSupport::yes("per-channel scale and shift (a Lathe loop inside the delegate; no convolution to fold into)");
 }
 
 // Whether a relu/clamp after `n`'s producer will fold into it: the producer
@@ -225,6 +234,23 @@ bool is_reshape_op(std::string_view op) {
 bool input_is_claimed(const XnnpackBackend& backend, const Node& n, const Constness& c) {
   const Value* x = tensor_arg(n, "self");
   return x && x->producer() && backend.support(*x->producer(), c).claimed;
+}
+
+// A concatenation is a copy; worth claiming only where some input is
+// already computed by XNNPACK (densenet's and googlenet's channel concats).
+NodeSupport cat_support(const XnnpackBackend& backend, const Node& n, const Constness& c) {
+  const Argument* a = n.input("tensors");
+  const TensorList* list = a ? a->get_if<TensorList>() : nullptr;
+  if (!list || list->items.empty()) return NodeSupport::no("has no tensor list");
+  bool any_claimed = false;
+  const size_t rank = list->items[0]->meta()->sizes.size();
+  for (const Value* v : list->items) {
+    if (!v || v->meta()->sizes.size() != rank) return NodeSupport::no("joins tensors of different ranks");
+    any_claimed = any_claimed || (v->producer() && backend.support(*v->producer(), c).claimed);
+  }
+  if (!any_claimed) return NodeSupport::no("none of its inputs is computed by XNNPACK (a lone copy is not worth a delegate)");
+  if (!lit_int_or(n, "dim", 0)) return NodeSupport::no("has a symbolic dim");
+  return NodeSupport::yes("concatenation (a copy inside the delegate, in the inputs' layout)");
 }
 
 NodeSupport host_op_support(const XnnpackBackend& backend, const Node& n, std::string_view op, const Constness& c) {
@@ -265,12 +291,17 @@ NodeSupport host_op_support(const XnnpackBackend& backend, const Node& n, std::s
     if (n.input("is_causal") && !lit_bool(n, "is_causal")) return NodeSupport::no("has a symbolic is_causal");
     return NodeSupport::yes(std::string("scaled_dot_product_attention") + inside);
   }
-  // constant_pad_nd
+  // constant_pad_nd, and pad in its constant mode
+  if (op == "aten.pad.default") {
+    const Argument* mode = n.input("mode");
+    if (mode && !(mode->get_if<std::string>() && *mode->get_if<std::string>() == "constant"))
+      return NodeSupport::no("is not a constant-mode pad");
+  }
   auto pad = lit_int_list(n, "pad");
   if (!pad || pad->size() % 2 || pad->size() / 2 > x->meta()->sizes.size() || x->meta()->sizes.size() > 6)
     return NodeSupport::no("has a symbolic or malformed padding");
   if (std::any_of(pad->begin(), pad->end(), [](int64_t v) { return v < 0; })) return NodeSupport::no("crops (negative padding)");
-  if (n.input("value") && !lit_number(n, "value")) return NodeSupport::no("has a symbolic value");
+  if (!is_none_arg(n, "value") && !lit_number(n, "value")) return NodeSupport::no("has a symbolic value");
   return NodeSupport::yes("constant_pad_nd_x32");
 }
 
@@ -294,7 +325,10 @@ NodeSupport XnnpackBackend::support(const Node& n, const Constness& c) const {
       "aten.layer_norm.default", "aten.native_layer_norm.default", "aten.gelu.default", "aten.permute.default",
       "aten.view.default", "aten._unsafe_view.default", "aten.reshape.default", "aten.flatten.using_ints",
       "aten.unsqueeze.default", "aten.squeeze.dim", "aten.squeeze.dims", "aten.clone.default", "aten.contiguous.default",
-      "aten.roll.default", "aten.bmm.default", "aten.scaled_dot_product_attention.default", "aten.constant_pad_nd.default"};
+      "aten.roll.default", "aten.bmm.default", "aten.scaled_dot_product_attention.default", "aten.constant_pad_nd.default",
+      "aten.pad.default", "aten.cat.default", "aten.slice.Tensor",
+      // spellings of ops above
+      "aten.relu_.default", "aten.silu.default", "aten.adaptive_avg_pool2d.default", "aten.max_pool2d.default"};
   if (!known.count(op)) return NodeSupport::no("no XNNPACK operator for " + std::string(op));
   if (std::string b = check_tensors(n); !b.empty()) return NodeSupport::no(b);
 
@@ -323,7 +357,7 @@ NodeSupport XnnpackBackend::support(const Node& n, const Constness& c) const {
   if (is_batch_norm_op(op)) return batch_norm_support(n, c);
   if (op == "aten.layer_norm.default" || op == "aten.native_layer_norm.default" || op == "aten.gelu.default" ||
       op == "aten.permute.default" || is_reshape_op(op) || op == "aten.roll.default" || op == "aten.bmm.default" ||
-      op == "aten.scaled_dot_product_attention.default" || op == "aten.constant_pad_nd.default")
+      op == "aten.scaled_dot_product_attention.default" || op == "aten.constant_pad_nd.default" || op == "aten.pad.default")
     return host_op_support(*this, n, op, c);
   if (op == "aten.add.Tensor" || op == "aten.mul.Tensor") {
     const Value* a = tensor_arg(n, "self");
@@ -339,16 +373,36 @@ NodeSupport XnnpackBackend::support(const Node& n, const Constness& c) const {
     if ((lo && !lo->is_none() && !lit_number(n, "min")) || (hi && !hi->is_none() && !lit_number(n, "max")))
       return NodeSupport::no("has non-literal bounds");
   }
+  if (op == "aten.relu_.default") {
+    // In place: claimed only when nothing else reads the input it overwrites.
+    const Value* x = tensor_arg(n, "self");
+    if (!x || x->uses().size() != 1) return NodeSupport::no("writes into an input other nodes also read");
+    return NodeSupport::yes(fusable_activation_input(*this, n, c) ? "fused into its producer as output min/max" : "clamp");
+  }
+  if (op == "aten.silu.default") return NodeSupport::yes("sigmoid + multiply_nd");
+  if (op == "aten.adaptive_avg_pool2d.default") {
+    auto size = lit_ints(n, "output_size", 2, {});
+    if (tensor_arg(n, "self")->meta()->sizes.size() != 4 || !size || (*size)[0] != 1 || (*size)[1] != 1)
+      return NodeSupport::no("is not a 4-D pool to 1x1");
+    return NodeSupport::yes("global_average_pooling");
+  }
+  if (op == "aten.cat.default") return cat_support(*this, n, c);
+  if (op == "aten.slice.Tensor") {
+    if (!input_is_claimed(*this, n, c)) return NodeSupport::no("its input is not computed by XNNPACK (a lone copy is not worth a delegate)");
+    if (lit_int_or(n, "step", 1).value_or(0) != 1 || !lit_int_or(n, "dim", 0)) return NodeSupport::no("has a step other than 1 or a symbolic dim");
+    if (!is_none_arg(n, "start") && !lit_int(n, "start")) return NodeSupport::no("has a symbolic start");
+    return NodeSupport::yes("slice (a copy inside the delegate)");
+  }
   if (op == "aten.relu.default" || op == "aten.clamp.default" || op == "aten.hardtanh.default") {
     return NodeSupport::yes(fusable_activation_input(*this, n, c) ? "fused into its producer as output min/max" : "clamp");
   }
   if (op == "aten.hardswish.default" || op == "aten.sigmoid.default") return NodeSupport::yes(std::string(op.substr(5, op.find('.', 5) - 5)));
   if (op == "aten.hardsigmoid.default") return NodeSupport::yes("hardsigmoid (Lathe loop inside the delegate)");
   const Value* x = tensor_arg(n, "self");
-  if (op == "aten.max_pool2d_with_indices.default" || op == "aten.avg_pool2d.default") {
+  if (op == "aten.max_pool2d_with_indices.default" || op == "aten.max_pool2d.default" || op == "aten.avg_pool2d.default") {
     if (x->meta()->sizes.size() != 4) return NodeSupport::no("input is not 4-D");
     if (!lit_ints(n, "kernel_size", 2, {}) || !lit_ints(n, "padding", 2, {0, 0})) return NodeSupport::no("has symbolic window");
-    if (op == "aten.max_pool2d_with_indices.default") {
+    if (op != "aten.avg_pool2d.default") {
       if (n.defined_values().size() > 1 && n.defined_values()[1]->has_uses()) return NodeSupport::no("its indices are used");
       if (!lit_ints(n, "dilation", 2, {1, 1})) return NodeSupport::no("has symbolic dilation");
       return NodeSupport::yes("max_pooling2d");
@@ -464,6 +518,13 @@ class Lowering {
   Status lower_clamp(const Node& n, double lo, double hi);
   Status lower_pool(const Node& n, bool max);
   Status lower_host(const Node& n, std::string_view op);
+  Status lower_batch_norm(const Node& n);
+  Status lower_silu(const Node& n);
+  Status lower_cat(const Node& n);
+  Status lower_slice(const Node& n);
+  // A value's extents in its stored layout, and where NCHW dim `d` sits there.
+  std::vector<int64_t> physical_sizes(const Value* v, bool nhwc) const;
+  static int64_t physical_dim(int64_t d, size_t rank, bool nhwc);
   Status lower_pad(const Node& n);
 
   const DelegateSubgraph& sub_;
@@ -599,6 +660,111 @@ Status Lowering::lower_pool(const Node& n, bool max) {
   return Status::Ok();
 }
 
+std::vector<int64_t> Lowering::physical_sizes(const Value* v, bool nhwc) const {
+  std::vector<int64_t> s = sizes_of(v);
+  if (nhwc && s.size() == 4) return {s[0], s[2], s[3], s[1]};
+  if (nhwc && s.size() == 3) return {s[0], s[2], s[1]};
+  return s;
+}
+
+int64_t Lowering::physical_dim(int64_t d, size_t rank, bool nhwc) {
+  if (!nhwc || d == 0) return d;
+  return d == 1 ? static_cast<int64_t>(rank) - 1 : d - 1;  // C goes last, the spatial dims move up
+}
+
+// Folded into the convolution before it when batch_norm_folds() (its
+// statistics join the prepacked weights), else a per-channel affine loop
+// in the input's own layout.
+Status Lowering::lower_batch_norm(const Node& n) {
+  const Value* x = tensor_arg(n, "input");
+  const Value* y = n.defined_values()[0];
+  auto f = fusable_.find(x);
+  const bool folds = f != fusable_.end() && payload_.ops[f->second].kind == "conv2d" &&
+                     payload_.ops[f->second].inputs.size() <= 3 && batch_norm_folds(n, sub_.constness);
+  if (folds) {
+    const size_t conv = f->second;  // by index: get() may append a layout change to payload_.ops
+    for (const char* role : {"weight", "bias", "running_mean", "running_var"}) {
+      LATHE_ASSIGN_OR_RETURN(uint32_t id, get(tensor_arg(n, role), false));
+      payload_.ops[conv].inputs.push_back({id, std::string("bn_") + role});
+    }
+    payload_.ops[conv].floats[2] = *lit_number(n, "eps");
+    payload_.ops[conv].node += "+" + n.name();
+    vals_[y] = vals_.at(x);
+    fusable_[y] = f->second;
+    return Status::Ok();
+  }
+  const auto xs = sizes_of(x);
+  const bool nhwc = vals_.at(x).nhwc && has_layouts(xs);
+  LATHE_ASSIGN_OR_RETURN(uint32_t xi, get(x, nhwc));
+  std::vector<PayloadOperand> ins{{xi, "self"}};
+  for (const char* role : {"weight", "bias", "running_mean", "running_var"}) {
+    LATHE_ASSIGN_OR_RETURN(uint32_t id, get(tensor_arg(n, role), false));
+    ins.push_back({id, role});
+  }
+  const int64_t N = xs[0], C = xs[1];
+  const int64_t spatial = (N != 0 && C != 0) ? PayloadValue{-1, xs}.numel() / (N * C) : 0;
+  emit(n, "channel_affine", std::move(ins), define(y, nhwc), {nhwc ? 1 : 0, N, C, spatial}, {*lit_number(n, "eps")});
+  return Status::Ok();
+}
+
+// silu(x) = x * sigmoid(x): two XNNPACK operators, in x's layout.
+Status Lowering::lower_silu(const Node& n) {
+  const Value* x = tensor_arg(n, "self");
+  const bool nhwc = vals_.at(x).nhwc;
+  LATHE_ASSIGN_OR_RETURN(uint32_t xi, get(x, nhwc));
+  const int64_t count = payload_.values[xi].numel();
+  const uint32_t sig = payload_.add_value(sizes_of(x));
+  emit(n, "sigmoid", {{xi, "self"}}, sig, {count}, {});
+  emit(n, "mul", {{xi, "self"}, {sig, "other"}}, define(n.defined_values()[0], nhwc), {1, count, 1, count}, {-kInf, kInf});
+  return Status::Ok();
+}
+
+// Concatenation in the inputs' layout: channels-last when any input is
+// stored so (4-D or 3-D), else NCHW order; rows of each input side by side.
+Status Lowering::lower_cat(const Node& n) {
+  const std::vector<Value*>& items = n.input("tensors")->as<TensorList>().items;
+  const Value* y = n.defined_values()[0];
+  const size_t rank = sizes_of(y).size();
+  bool nhwc = false;
+  for (const Value* v : items) nhwc = nhwc || (vals_.count(v) && vals_.at(v).nhwc && has_layouts(sizes_of(v)));
+  int64_t d = *lit_int_or(n, "dim", 0);
+  d = d < 0 ? d + static_cast<int64_t>(rank) : d;
+  const int64_t p = physical_dim(d, rank, nhwc);
+  const std::vector<int64_t> phys = physical_sizes(y, nhwc);
+  int64_t outer = 1;
+  for (int64_t k = 0; k < p; ++k) outer *= phys[k];
+  std::vector<PayloadOperand> ins;
+  for (const Value* v : items) {
+    LATHE_ASSIGN_OR_RETURN(uint32_t id, get(v, nhwc));
+    ins.push_back({id, "tensor"});
+  }
+  emit(n, "concat", std::move(ins), define(y, nhwc), {outer}, {});
+  return Status::Ok();
+}
+
+// slice(step 1) in the input's layout: each of `outer` rows keeps a window.
+Status Lowering::lower_slice(const Node& n) {
+  const Value* x = tensor_arg(n, "self");
+  const Value* y = n.defined_values()[0];
+  const auto xs = sizes_of(x);
+  const bool nhwc = vals_.at(x).nhwc && has_layouts(xs);
+  LATHE_ASSIGN_OR_RETURN(uint32_t xi, get(x, nhwc));
+  int64_t d = *lit_int_or(n, "dim", 0);
+  d = d < 0 ? d + static_cast<int64_t>(xs.size()) : d;
+  const int64_t p = physical_dim(d, xs.size(), nhwc);
+  const std::vector<int64_t> phys = physical_sizes(x, nhwc);
+  int64_t outer = 1, inner = 1;
+  for (int64_t k = 0; k < p; ++k) outer *= phys[k];
+  for (size_t k = static_cast<size_t>(p) + 1; k < phys.size(); ++k) inner *= phys[k];
+  // start/end as PyTorch clamps them; the output's size along d is the window.
+  int64_t start = lit_int_or(n, "start", 0).value_or(0);
+  if (start < 0) start += xs[d];
+  start = std::clamp<int64_t>(start, 0, xs[d]);
+  const int64_t len = sizes_of(y)[d];
+  emit(n, "slice", {{xi, "self"}}, define(y, nhwc), {outer, phys[p] * inner, start * inner, len * inner}, {});
+  return Status::Ok();
+}
+
 // Host ops (xnnpack_host_ops.h) read and write NCHW-order buffers, but for
 // gelu, which is elementwise and so runs in whatever layout its input has.
 Status Lowering::lower_host(const Node& n, std::string_view op) {
@@ -721,27 +887,13 @@ Status Lowering::lower(const Node& n) {
   if (op == "aten.mm.default") return lower_fc(n, tensor_arg(n, "self"), tensor_arg(n, "mat2"), nullptr, true);
   if (op == "aten.addmm.default") return lower_fc(n, tensor_arg(n, "mat1"), tensor_arg(n, "mat2"), tensor_arg(n, "self"), true);
   if (op == "aten.convolution.default") return lower_conv(n);
-  if (is_batch_norm_op(op)) {
-    const Value* x = tensor_arg(n, "input");
-    auto f = fusable_.find(x);
-    if (f == fusable_.end() || payload_.ops[f->second].kind != "conv2d" || payload_.ops[f->second].inputs.size() > 3)
-      return make_error("batch norm does not follow a convolution of this delegate");
-    // By index: get() may append a layout change to payload_.ops.
-    const size_t conv = f->second;
-    for (const char* role : {"weight", "bias", "running_mean", "running_var"}) {
-      LATHE_ASSIGN_OR_RETURN(uint32_t id, get(tensor_arg(n, role), false));
-      payload_.ops[conv].inputs.push_back({id, std::string("bn_") + role});
-    }
-    payload_.ops[conv].floats[2] = *lit_number(n, "eps");
-    payload_.ops[conv].node += "+" + n.name();
-    const Value* y = n.defined_values()[0];
-    vals_[y] = vals_.at(x);
-    fusable_[y] = f->second;
-    return Status::Ok();
-  }
+  if (is_batch_norm_op(op)) return lower_batch_norm(n);
   if (op == "aten.add.Tensor") return lower_binary(n, "add");
   if (op == "aten.mul.Tensor") return lower_binary(n, "mul");
-  if (op == "aten.relu.default") return lower_clamp(n, 0, kInf);
+  if (op == "aten.relu.default" || op == "aten.relu_.default") return lower_clamp(n, 0, kInf);
+  if (op == "aten.silu.default") return lower_silu(n);
+  if (op == "aten.cat.default") return lower_cat(n);
+  if (op == "aten.slice.Tensor") return lower_slice(n);
   if (op == "aten.hardtanh.default") return lower_clamp(n, lit_number(n, "min_val").value_or(-1), lit_number(n, "max_val").value_or(1));
   if (op == "aten.clamp.default") return lower_clamp(n, lit_number(n, "min").value_or(-kInf), lit_number(n, "max").value_or(kInf));
   if (op == "aten.hardswish.default" || op == "aten.sigmoid.default" || op == "aten.hardsigmoid.default") {
@@ -752,14 +904,14 @@ Status Lowering::lower(const Node& n) {
     emit(n, kind, {{xi, "self"}}, define(n.defined_values()[0], nhwc), {payload_.values[xi].numel()}, {});
     return Status::Ok();
   }
-  if (op == "aten.constant_pad_nd.default") return lower_pad(n);
+  if (op == "aten.constant_pad_nd.default" || op == "aten.pad.default") return lower_pad(n);
   if (op == "aten.layer_norm.default" || op == "aten.native_layer_norm.default" || op == "aten.gelu.default" ||
       op == "aten.permute.default" || is_reshape_op(op) || op == "aten.roll.default" || op == "aten.bmm.default" ||
       op == "aten.scaled_dot_product_attention.default")
     return lower_host(n, op);
-  if (op == "aten.max_pool2d_with_indices.default") return lower_pool(n, true);
+  if (op == "aten.max_pool2d_with_indices.default" || op == "aten.max_pool2d.default") return lower_pool(n, true);
   if (op == "aten.avg_pool2d.default") return lower_pool(n, false);
-  if (op == "aten.mean.dim") {
+  if (op == "aten.mean.dim" || op == "aten.adaptive_avg_pool2d.default") {
     const Value* x = tensor_arg(n, "self");
     const auto xs = sizes_of(x);
     LATHE_ASSIGN_OR_RETURN(uint32_t xi, get(x, true));

@@ -1,4 +1,5 @@
-// Every committed fixture runs on the portable runtime and matches
+// Every committed fixture (and every architecture in
+// fixtures/architectures) runs on the portable runtime and matches
 // PyTorch's stored eager outputs, call after call (state carried).
 //
 // Tolerance: error relative to each output's scale (see compare.h),
@@ -27,10 +28,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// fixtures/*.pt2 and the 13 common architectures (fixtures/architectures).
 std::vector<std::string> fixture_archives() {
   std::vector<std::string> out;
-  for (const auto& e : fs::directory_iterator(testing::source_path("fixtures"))) {
-    if (e.path().extension() == ".pt2") out.push_back(e.path().string());
+  for (const char* dir : {"fixtures", "fixtures/architectures"}) {
+    for (const auto& e : fs::directory_iterator(testing::source_path(dir))) {
+      if (e.path().extension() == ".pt2") out.push_back(e.path().string());
+    }
   }
   std::sort(out.begin(), out.end());
   return out;
