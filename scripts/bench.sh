@@ -67,6 +67,9 @@ echo " targets at batch 1: <= 0.70x on mlp and transformer_block, <= 1.00x on co
 echo
 "$build/lathe_bench_xnnpack" 256 1024 1024 --threads "$threads" --repeat "${LATHE_BENCH_XNN_REPEAT:-50}" | grep -v '^RATE'
 
+# --- architectures: the 13 common networks at their real sizes ---
+bash scripts/bench_architectures.sh "$build" "$work"
+
 # --- rewrite: addmm_mm_to_linear + remove_dead_code vs the same rewrite in torch.fx ---
 # Both sides rewrite a generated 1,000,000-node program of the same shape
 # (500,000 x t + addmm): bench/lathe_bench_rewrite.cpp and
