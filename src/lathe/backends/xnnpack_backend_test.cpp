@@ -105,6 +105,31 @@ TEST(XnnpackFixtures, EveryFixtureLoweredWrittenReadMatchesPyTorchAndPortable) {
   EXPECT_GT(delegated, 8);
 }
 
+// A real PyTorch 2.2 archive (../shared/external/pt2) on which the old
+// partitioner placed a delegate after a node that read it ("'add_2_delegate'
+// is not defined before its new user 'convolution_2'"): lowered, it now
+// verifies and matches PyTorch's own outputs (fixtures/external/hades_pid.ref).
+TEST(XnnpackFixtures, RealTorch22ArchiveLowersInOrderAndMatchesPyTorch) {
+  auto program = read_pt2(testing::shared_path("external/pt2/hades_pid_exported_program.pt2"));
+  ASSERT_TRUE(program.ok()) << program.error().message();
+  auto lowered = lower_program(*program, xnnpack_backend());
+  ASSERT_TRUE(lowered.ok()) << lowered.error().message();
+  EXPECT_GT(lowered->methods[0].report.delegates, 1);
+  auto calls = load_reference_calls(testing::source_path("fixtures/external/hades_pid.ref/model"));
+  ASSERT_TRUE(calls.ok()) << calls.error().message();
+  auto ex = Executor::create(*program->methods[0].program, with_delegates());
+  ASSERT_TRUE(ex.ok()) << ex.error().message();
+  for (const ReferenceCall& call : *calls) {
+    auto got = (*ex)->run(call.inputs);
+    ASSERT_TRUE(got.ok()) << got.error().message();
+    ASSERT_EQ(got->size(), call.outputs.size());
+    for (size_t i = 0; i < got->size(); ++i) {
+      TensorDiff d = compare_tensors((*got)[i], call.outputs[i], Tolerance{kRtol, 0});
+      EXPECT_TRUE(d.ok) << "output " << i << ": " << d.describe();
+    }
+  }
+}
+
 TEST(XnnpackFixtures, TtsKeepsRuntimeMmOnPortableAndDelegatesBothLinears) {
   auto program = read_pt2(testing::source_path("fixtures/tts_duration_predictor.pt2"));
   ASSERT_TRUE(program.ok());
