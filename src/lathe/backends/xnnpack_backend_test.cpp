@@ -347,6 +347,20 @@ TEST(XnnpackClaim, LinearReluFusesAndMatchesPortable) {
   EXPECT_TRUE(d.ok) << d.describe();
 }
 
+// _NEG: XNNPACK's pooling operators refuse a 1x1 window at init ("invalid
+// parameter"); found by the random-program sweep (seed 38). Not claimed,
+// the pool runs on the portable kernels.
+TEST(XnnpackRefusal, OneByOnePoolingWindow_NEG) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* x = b.user_input("x", {1, 1, 1, 1});
+  b.user_output(b.call("aten.avg_pool2d.default", {{"self", x}, {"kernel_size", IntList{{1, 1}}}}, {1, 1, 1, 1}));
+  auto rep = partition(ep, xnnpack_backend());
+  ASSERT_TRUE(rep.ok()) << rep.error().message();
+  EXPECT_EQ(rep->delegates, 0);
+  EXPECT_NE(rep->decisions[0].reason.find("1x1 window"), std::string::npos) << rep->decisions[0].reason;
+}
+
 TEST(XnnpackRefusal, ExecutorWithoutTheBackendNamesTheDelegateNode_NEG) {
   ExportedProgram ep;
   GraphBuilder b(ep);

@@ -402,6 +402,8 @@ NodeSupport XnnpackBackend::support(const Node& n, const Constness& c) const {
   if (op == "aten.max_pool2d_with_indices.default" || op == "aten.max_pool2d.default" || op == "aten.avg_pool2d.default") {
     if (x->meta()->sizes.size() != 4) return NodeSupport::no("input is not 4-D");
     if (!lit_ints(n, "kernel_size", 2, {}) || !lit_ints(n, "padding", 2, {0, 0})) return NodeSupport::no("has symbolic window");
+    if (const auto k = *lit_ints(n, "kernel_size", 2, {}); k[0] * k[1] < 2)
+      return NodeSupport::no("has a 1x1 window (XNNPACK's pooling operators need at least 2 elements)");
     if (op != "aten.avg_pool2d.default") {
       if (n.defined_values().size() > 1 && n.defined_values()[1]->has_uses()) return NodeSupport::no("its indices are used");
       if (!lit_ints(n, "dilation", 2, {1, 1})) return NodeSupport::no("has symbolic dilation");

@@ -15,7 +15,14 @@ Status relu_inplace_kernel(KernelCall& c) {
   LATHE_ASSIGN_OR_RETURN(const Tensor* self, c.tensor("self"));
   Tensor dst = *self;
   LATHE_RETURN_IF_ERROR(check_writable(dst, "relu_"));
-  LATHE_RETURN_IF_ERROR(unary_out(UnaryOp::Relu, *self, dst));  // elementwise: each element read before it is written
+  if (dst.is_contiguous()) {
+    LATHE_RETURN_IF_ERROR(unary_out(UnaryOp::Relu, *self, dst));  // elementwise: each element read before it is written
+    return c.set_output(0, dst);
+  }
+  // unary_out writes contiguous memory only: go through a temporary.
+  Tensor tmp = Tensor::empty(self->dtype, self->sizes);
+  LATHE_RETURN_IF_ERROR(unary_out(UnaryOp::Relu, *self, tmp));
+  LATHE_RETURN_IF_ERROR(copy_into(tmp, dst));
   return c.set_output(0, dst);
 }
 
