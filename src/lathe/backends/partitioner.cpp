@@ -224,28 +224,55 @@ std::vector<Node*> contracted_order(Plan& plan, const std::vector<std::vector<in
   return order;  // shorter than the graph only if grouping left a cycle (a bug)
 }
 
-// The subgraph a group hands the backend: its nodes, the values it reads
-// from outside, and the values read outside it (or returned).
-DelegateSubgraph describe_group(ExportedProgram& ep, const Constness& constness, const Plan& plan,
-                                const std::vector<int>& members, const std::unordered_set<const Node*>& in_group) {
-  DelegateSubgraph sub{ep, constness, {}, {}, {}};
+// One group as partition() found it, with its payload: every group is
+// preprocessed before the graph changes, so a backend that refuses one
+// leaves the program untouched, and one Constness serves them all.
+struct PreparedGroup {
+  std::vector<int> members;
+  std::vector<Value*> inputs;   // every value it reads from outside, in first-use order
+  std::vector<Value*> outputs;  // every value it defines that is read outside (or returned)
+  std::vector<std::byte> payload;
+};
+
+PreparedGroup describe_group(const Plan& plan, const std::vector<int>& members,
+                             const std::unordered_set<const Node*>& in_group) {
+  PreparedGroup g{members, {}, {}, {}};
   std::unordered_set<const Value*> seen;
   for (int m : members) {
-    const Node* n = plan.order[m];
-    sub.nodes.push_back(n);
-    for (const Value* v : n->operand_values()) {
+    for (Value* v : plan.order[m]->operand_values()) {
       if ((v->producer() && in_group.count(v->producer())) || !seen.insert(v).second) continue;
-      sub.inputs.push_back(v);
+      g.inputs.push_back(v);
     }
   }
   for (int m : members) {
-    for (const Value* v : plan.order[m]->defined_values()) {
+    for (Value* v : plan.order[m]->defined_values()) {
       bool outside = false;
       for (const Use& u : v->uses()) outside = outside || !u.user || !in_group.count(u.user);
-      if (outside) sub.outputs.push_back(v);
+      if (outside) g.outputs.push_back(v);
     }
   }
-  return sub;
+  return g;
+}
+
+Result<std::vector<PreparedGroup>> prepare_groups(ExportedProgram& ep, const Backend& backend, const Plan& plan,
+                                                  const std::vector<std::vector<int>>& groups) {
+  const Constness constness(ep);
+  std::vector<PreparedGroup> out;
+  for (const std::vector<int>& members : groups) {
+    std::unordered_set<const Node*> in_group;
+    for (int m : members) in_group.insert(plan.order[m]);
+    PreparedGroup g = describe_group(plan, members, in_group);
+    DelegateSubgraph sub{ep, constness, {}, {g.inputs.begin(), g.inputs.end()}, {g.outputs.begin(), g.outputs.end()}};
+    for (int m : members) sub.nodes.push_back(plan.order[m]);
+    auto payload = backend.preprocess(sub);
+    if (!payload.ok()) {
+      return payload.error().context("delegate " + std::to_string(out.size()) + " (" + std::string(backend.name()) +
+                                     ", from node '" + plan.order[members.front()]->name() + "')");
+    }
+    g.payload = std::move(payload).value();
+    out.push_back(std::move(g));
+  }
+  return out;
 }
 
 Result<Value*> add_payload_constant(ExportedProgram& ep, Rewriter& rw, const std::string& backend_name, int id,
@@ -268,42 +295,40 @@ Result<Value*> add_payload_constant(ExportedProgram& ep, Rewriter& rw, const std
 }
 
 // Replaces one group (its members adjacent in the graph) by a delegate node
-// placed right after its last member.
-Status replace_group(ExportedProgram& ep, const Backend& backend, const Plan& plan, const std::vector<int>& members,
-                     int id) {
+// placed right after its last member. `replaced` maps the values earlier
+// delegates took over to their delegate outputs; this group's are added.
+Status replace_group(ExportedProgram& ep, const Backend& backend, const Plan& plan, const PreparedGroup& g, int id,
+                     std::unordered_map<const Value*, Value*>& replaced) {
   const std::string backend_name(backend.name());
   std::unordered_set<const Node*> in_group;
-  for (int m : members) in_group.insert(plan.order[m]);
+  for (int m : g.members) in_group.insert(plan.order[m]);
   Node* after_last = nullptr;
-  for (int m : members) {
+  for (int m : g.members) {
     Node* next = plan.order[m]->next_node();
     if (!next || !in_group.count(next)) after_last = next;
   }
-  const Constness constness(ep);
-  DelegateSubgraph sub = describe_group(ep, constness, plan, members, in_group);
-  auto payload = backend.preprocess(sub);
-  if (!payload.ok()) {
-    return payload.error().context("delegate " + std::to_string(id) + " (" + backend_name + ", from node '" +
-                                   plan.order[members.front()]->name() + "')");
-  }
   Rewriter rw(ep);
-  LATHE_ASSIGN_OR_RETURN(Value * pv, add_payload_constant(ep, rw, backend_name, id, *payload));
+  LATHE_ASSIGN_OR_RETURN(Value * pv, add_payload_constant(ep, rw, backend_name, id, g.payload));
   std::vector<Value*> ins;
-  for (const Value* v : sub.inputs) ins.push_back(const_cast<Value*>(v));
+  for (Value* v : g.inputs) {
+    auto r = replaced.find(v);
+    ins.push_back(r == replaced.end() ? v : r->second);
+  }
   std::vector<NamedArgument> args;
   args.push_back(NamedArgument{"payload", TensorRef{pv}, ArgKind::Positional});
   args.push_back(NamedArgument{"inputs", TensorList{ins}, ArgKind::Positional});
   std::vector<NewOutput> outs;
-  for (const Value* v : sub.outputs) outs.push_back(NewOutput{ValueKind::Tensor, v->name() + "_delegate", v->meta()});
+  for (const Value* v : g.outputs) outs.push_back(NewOutput{ValueKind::Tensor, v->name() + "_delegate", v->meta()});
   auto node = rw.create_node(std::string(kDelegateTargetPrefix) + backend_name, std::move(args), std::move(outs), after_last);
   if (!node.ok()) return node.error().context("delegate " + std::to_string(id));
   std::vector<Value*> defined = (*node)->defined_values();
-  for (size_t k = 0; k < sub.outputs.size(); ++k) {
-    LATHE_RETURN_IF_ERROR(redirect_outside_uses(rw, in_group, const_cast<Value*>(sub.outputs[k]), defined[k]));
+  for (size_t k = 0; k < g.outputs.size(); ++k) {
+    LATHE_RETURN_IF_ERROR(redirect_outside_uses(rw, in_group, g.outputs[k], defined[k]));
+    replaced[g.outputs[k]] = defined[k];
   }
   std::vector<std::string> names;
-  for (const Value* v : sub.outputs) names.push_back(v->name());
-  for (auto it = members.rbegin(); it != members.rend(); ++it) LATHE_RETURN_IF_ERROR(rw.erase_node(plan.order[*it]));
+  for (const Value* v : g.outputs) names.push_back(v->name());
+  for (auto it = g.members.rbegin(); it != g.members.rend(); ++it) LATHE_RETURN_IF_ERROR(rw.erase_node(plan.order[*it]));
   for (size_t k = 0; k < defined.size(); ++k) LATHE_RETURN_IF_ERROR(rw.rename(defined[k], names[k]));
   return Status::Ok();
 }
@@ -324,6 +349,7 @@ Result<PartitionReport> partition(ExportedProgram& ep, const Backend& backend) {
   const std::vector<std::vector<int>> groups = final_groups(plan);
   if (groups.empty()) return report;
 
+  LATHE_ASSIGN_OR_RETURN(std::vector<PreparedGroup> prepared, prepare_groups(ep, backend, plan, groups));
   std::vector<Node*> order = contracted_order(plan, groups);
   if (order.size() != plan.order.size()) return make_error("partition: the delegate groups depend on each other in a cycle");
   {
@@ -331,11 +357,12 @@ Result<PartitionReport> partition(ExportedProgram& ep, const Backend& backend) {
     Status moved = rw.reorder(order);
     if (!moved.ok()) return moved.error().context("partition");
   }
-  for (const std::vector<int>& members : groups) {
+  std::unordered_map<const Value*, Value*> replaced;
+  for (const PreparedGroup& g : prepared) {
     const int id = report.delegates++;
-    LATHE_RETURN_IF_ERROR(replace_group(ep, backend, plan, members, id));
-    for (int m : members) report.decisions[m].delegate = id;
-    report.claimed_nodes += static_cast<int>(members.size());
+    LATHE_RETURN_IF_ERROR(replace_group(ep, backend, plan, g, id, replaced));
+    for (int m : g.members) report.decisions[m].delegate = id;
+    report.claimed_nodes += static_cast<int>(g.members.size());
   }
   return report;
 }

@@ -15,13 +15,16 @@ namespace {
 // Claims the nodes it is told to, by name; its payload is empty.
 class ClaimByName final : public Backend {
  public:
-  explicit ClaimByName(std::set<std::string> names) : names_(std::move(names)) {}
+  explicit ClaimByName(std::set<std::string> names, std::string refuse = "") : names_(std::move(names)), refuse_(std::move(refuse)) {}
   std::string_view name() const override { return "test"; }
   NodeSupport support(const Node& n, const Constness&) const override {
     return names_.count(n.name()) ? NodeSupport::yes("named") : NodeSupport::no("not named");
   }
   std::vector<std::string> ops_to_keep() const override { return {}; }
   Result<std::vector<std::byte>> preprocess(const DelegateSubgraph& sub) const override {
+    for (const Node* n : sub.nodes) {
+      if (n->name() == refuse_) return make_error("cannot lower '" + refuse_ + "'");
+    }
     groups.push_back({});
     for (const Node* n : sub.nodes) groups.back().insert(n->name());
     return std::vector<std::byte>{std::byte{1}};
@@ -31,6 +34,7 @@ class ClaimByName final : public Backend {
 
  private:
   std::set<std::string> names_;
+  std::string refuse_;
 };
 
 Value* unary(GraphBuilder& b, const char* op, Value* x, const std::string& name) {
@@ -87,6 +91,27 @@ TEST(Partitioner, NodesBetweenMembersMoveOnlyWhenTheyReadTheGroup) {
   std::vector<std::string> order;
   for (const Node* n : ep.graph().nodes()) order.push_back(n->op_name().starts_with("lathe.delegate.") ? "delegate" : n->name());
   EXPECT_EQ(order, (std::vector<std::string>{"delegate", "reads_group", "independent"}));
+}
+
+// _NEG: every group is preprocessed before anything changes, so a backend
+// that fails on the second group leaves the program exactly as it was.
+TEST(Partitioner, APreprocessFailureLeavesTheProgramUntouched_NEG) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* x = b.user_input("x", {4});
+  Value* a = unary(b, "relu", x, "a");
+  Value* cut = unary(b, "neg", a, "cut");  // unclaimed: two groups
+  b.user_output(unary(b, "relu", cut, "z"));
+  ClaimByName backend({"a", "z"}, "z");
+  std::vector<std::string> before;
+  for (const Node* n : ep.graph().nodes()) before.push_back(n->name());
+  auto report = partition(ep, backend);
+  ASSERT_FALSE(report.ok());
+  EXPECT_NE(report.error().message().find("cannot lower 'z'"), std::string::npos) << report.error().message();
+  std::vector<std::string> after;
+  for (const Node* n : ep.graph().nodes()) after.push_back(n->name());
+  EXPECT_EQ(after, before);
+  EXPECT_EQ(ep.constants.size(), 0u);
 }
 
 // _NEG: a backend that claims nothing leaves the graph untouched.
