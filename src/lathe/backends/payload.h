@@ -15,7 +15,8 @@
 //       str node         the graph node(s) it came from, for messages
 //       u32 n, per operand: u32 value, str role   ("input", "weight", "bias", ...)
 //       u32 n, u32 output values[n]
-//       u32 n, i64 ints[n]         op parameters (shapes, strides, flags)
+//       u32 n, i64 ints[n]         op parameters (shapes, strides, flags; named per
+//                                  op in xnnpack_params.h / xnnpack_host_ops.h)
 //       u32 n, f64 floats[n]       op parameters (output min/max, eps)
 //   u32 output_count, u32 values[output_count]   the node's outputs, in order
 //

@@ -12,6 +12,7 @@
 
 #include "lathe/backends/payload.h"
 #include "lathe/backends/xnnpack_host_ops.h"
+#include "lathe/backends/xnnpack_params.h"
 #include "lathe/backends/xnnpack_backend.h"
 #include "lathe/runtime/kernels/util.h"
 
@@ -76,6 +77,7 @@ struct Op {
   xnn_operator_t op = nullptr;
   std::vector<uint32_t> in, out;
   std::vector<int64_t> ints;
+  std::vector<int64_t> setup;            // what xnn_setup_* takes per call (batch, height, width...), from the parsed parameters
   std::vector<size_t> shape_a, shape_b;  // add / mul; constant_pad: input shape, pre-padding
   std::vector<size_t> shape_c;           // constant_pad: post-padding
   std::optional<HostOp> host;
@@ -115,6 +117,22 @@ class XnnpackHandle final : public DelegateHandle {
   Status check_operands(const DelegateInitArgs& args, const PayloadOp& pop, Kind kind);
   Result<std::vector<float>> constant(const DelegateInitArgs& args, uint32_t id, int64_t numel, const Op& op, const char* role);
   Status create(const DelegateInitArgs& args, const PayloadOp& pop, Op& op);
+  Status create_fully_connected(const DelegateInitArgs& args, const PayloadOp& pop, Op& op);
+  Status create_conv2d(const DelegateInitArgs& args, const PayloadOp& pop, Op& op);
+  Status fold_batch_norm(const DelegateInitArgs& args, const PayloadOp& pop, const Op& op, int64_t cout, int64_t per_channel,
+                         std::vector<float>& w, std::vector<float>& b);
+  Status create_binary(const PayloadOp& pop, Op& op);
+  Status create_elementwise(const PayloadOp& pop, Op& op);
+  Status create_pool(const PayloadOp& pop, Op& op);
+  Status create_global_pool(Op& op);
+  Status create_constant_pad(const PayloadOp& pop, Op& op);
+  Status create_softmax(Op& op);
+  Status create_layout(Op& op);
+  Status malformed(const Op& op, const std::string& what) const;
+  int64_t in_numel(const Op& op, size_t k) const;
+  int64_t out_numel(const Op& op) const;
+  template <class Params>
+  Result<Params> parsed(const Op& op, Result<Params> r) const;
   Status run_op(const Op& op, pthreadpool_t pool);
 
   DelegatePayload payload_;
@@ -167,174 +185,237 @@ Result<std::vector<float>> XnnpackHandle::constant(const DelegateInitArgs& args,
   return std::vector<float>(p, p + numel);
 }
 
+// ---- create: one function per payload op kind -----------------------------------------
+
+namespace P = xnnpack_params;
+
+// The op's XNNPACK output bounds (a fused relu/clamp), unbounded by default.
+float lower_bound(const PayloadOp& pop) { return pop.floats.size() > 0 ? static_cast<float>(pop.floats[0]) : -INFINITY; }
+float upper_bound(const PayloadOp& pop) { return pop.floats.size() > 1 ? static_cast<float>(pop.floats[1]) : INFINITY; }
+
+int role_index(const PayloadOp& pop, const char* role) {
+  for (size_t k = 0; k < pop.inputs.size(); ++k) {
+    if (pop.inputs[k].role == role) return static_cast<int>(k);
+  }
+  return -1;
+}
+
+Status XnnpackHandle::malformed(const Op& op, const std::string& what) const {
+  return make_error(op.label + ": malformed payload op (" + what + ")");
+}
+
+int64_t XnnpackHandle::in_numel(const Op& op, size_t k) const { return payload_.values[op.in.at(k)].numel(); }
+int64_t XnnpackHandle::out_numel(const Op& op) const { return payload_.values[op.out.at(0)].numel(); }
+
+template <class Params>
+Result<Params> XnnpackHandle::parsed(const Op& op, Result<Params> r) const {
+  if (!r.ok()) return malformed(op, r.error().message()).error();
+  return r;
+}
+
+Status XnnpackHandle::create_fully_connected(const DelegateInitArgs& args, const PayloadOp& pop, Op& op) {
+  LATHE_ASSIGN_OR_RETURN(P::FullyConnected p, parsed(op, P::parse_fully_connected(op.ints)));
+  if (pop.floats.size() != 2 || op.in.size() < 2) return malformed(op, "parameters");
+  const int64_t k = p.input_channels, n = p.output_channels;
+  if (in_numel(op, 0) != p.batch * k || out_numel(op) != p.batch * n) return malformed(op, "shapes");
+  LATHE_ASSIGN_OR_RETURN(std::vector<float> w, constant(args, op.in[1], k * n, op, "weight"));
+  std::vector<float> b;
+  if (int bi = role_index(pop, "bias"); bi >= 0) {
+    LATHE_ASSIGN_OR_RETURN(b, constant(args, op.in[bi], n, op, "bias"));
+  }
+  LATHE_XNN(xnn_create_fully_connected_nc_f32(k, n, k, n, w.data(), b.empty() ? nullptr : b.data(), lower_bound(pop), upper_bound(pop),
+                                               p.transposed_weights ? XNN_FLAG_TRANSPOSE_WEIGHTS : 0, &op.op),
+            op.label + ": xnn_create_fully_connected_nc_f32");
+  op.setup = {p.batch};
+  op.in.resize(1);
+  return Status::Ok();
+}
+
+// The convolution's weights and bias, with a following batch norm (bn_*
+// operands) folded in: w' = w * gamma / sqrt(var + eps), b' = (b - mean) *
+// that scale + beta, in double.
+Status XnnpackHandle::fold_batch_norm(const DelegateInitArgs& args, const PayloadOp& pop, const Op& op, int64_t cout,
+                                      int64_t per_channel, std::vector<float>& w, std::vector<float>& b) {
+  const int gi = role_index(pop, "bn_weight");
+  if (gi < 0) return Status::Ok();
+  const int bi = role_index(pop, "bn_bias"), mi = role_index(pop, "bn_running_mean"), vi = role_index(pop, "bn_running_var");
+  if (bi < 0 || mi < 0 || vi < 0) return malformed(op, "batch norm operands");
+  LATHE_ASSIGN_OR_RETURN(std::vector<float> gamma, constant(args, op.in[gi], cout, op, "bn_weight"));
+  LATHE_ASSIGN_OR_RETURN(std::vector<float> beta, constant(args, op.in[bi], cout, op, "bn_bias"));
+  LATHE_ASSIGN_OR_RETURN(std::vector<float> mean, constant(args, op.in[mi], cout, op, "bn_running_mean"));
+  LATHE_ASSIGN_OR_RETURN(std::vector<float> var, constant(args, op.in[vi], cout, op, "bn_running_var"));
+  const double eps = pop.floats[2];
+  for (int64_t c = 0; c < cout; ++c) {
+    const double scale = gamma[c] / std::sqrt(static_cast<double>(var[c]) + eps);
+    for (int64_t j = 0; j < per_channel; ++j) w[c * per_channel + j] = static_cast<float>(w[c * per_channel + j] * scale);
+    b[c] = static_cast<float>((b[c] - mean[c]) * scale + beta[c]);
+  }
+  return Status::Ok();
+}
+
+Status XnnpackHandle::create_conv2d(const DelegateInitArgs& args, const PayloadOp& pop, Op& op) {
+  LATHE_ASSIGN_OR_RETURN(P::Conv2d p, parsed(op, P::parse_conv2d(op.ints)));
+  if (pop.floats.size() != 3) return malformed(op, "parameters");
+  const int64_t g = p.groups, cin = p.input_channels, cout = p.output_channels, kh = p.kernel_h, kw = p.kernel_w;
+  if (g <= 0 || cin % g != 0 || cout % g != 0 || p.stride_h <= 0 || p.stride_w <= 0 || p.dilation_h <= 0 || p.dilation_w <= 0)
+    return malformed(op, "groups/strides");
+  if (in_numel(op, 0) != p.batch * p.height * p.width * cin || out_numel(op) != p.batch * p.output_h * p.output_w * cout)
+    return malformed(op, "shapes");
+  if (p.output_h != (p.height + p.pad_top + p.pad_bottom - p.dilation_h * (kh - 1) - 1) / p.stride_h + 1 ||
+      p.output_w != (p.width + p.pad_left + p.pad_right - p.dilation_w * (kw - 1) - 1) / p.stride_w + 1)
+    return malformed(op, "output size");
+  const int64_t gin = cin / g;
+  LATHE_ASSIGN_OR_RETURN(std::vector<float> w, constant(args, op.in[1], cout * gin * kh * kw, op, "weight"));
+  std::vector<float> b(static_cast<size_t>(cout), 0.0f);
+  if (int bi = role_index(pop, "bias"); bi >= 0) {
+    LATHE_ASSIGN_OR_RETURN(b, constant(args, op.in[bi], cout, op, "bias"));
+  }
+  LATHE_RETURN_IF_ERROR(fold_batch_norm(args, pop, op, cout, gin * kh * kw, w, b));
+  // [Cout, Cin/g, kh, kw] -> XNNPACK's [Cout, kh, kw, Cin/g].
+  std::vector<float> packed(w.size());
+  for (int64_t o = 0; o < cout; ++o)
+    for (int64_t i = 0; i < gin; ++i)
+      for (int64_t y = 0; y < kh; ++y)
+        for (int64_t x = 0; x < kw; ++x) packed[((o * kh + y) * kw + x) * gin + i] = w[((o * gin + i) * kh + y) * kw + x];
+  auto u = [](int64_t x) { return static_cast<uint32_t>(x); };
+  LATHE_XNN(xnn_create_convolution2d_nhwc_f32(u(p.pad_top), u(p.pad_right), u(p.pad_bottom), u(p.pad_left), u(kh), u(kw),
+                                              u(p.stride_h), u(p.stride_w), u(p.dilation_h), u(p.dilation_w), u(g), gin, cout / g,
+                                              cin, cout, packed.data(), b.data(), lower_bound(pop), upper_bound(pop), 0, &op.op),
+            op.label + ": xnn_create_convolution2d_nhwc_f32");
+  op.setup = {p.batch, p.height, p.width};
+  op.in.resize(1);
+  return Status::Ok();
+}
+
+Status XnnpackHandle::create_binary(const PayloadOp& pop, Op& op) {
+  LATHE_ASSIGN_OR_RETURN(P::Binary p, parsed(op, P::parse_binary(op.ints, XNN_MAX_TENSOR_DIMS)));
+  if (op.in.size() != 2 || pop.floats.size() != 2) return malformed(op, "parameters");
+  op.shape_a.assign(p.shape_a.begin(), p.shape_a.end());
+  op.shape_b.assign(p.shape_b.begin(), p.shape_b.end());
+  // Broadcast shape, right-aligned.
+  const size_t r = std::max(op.shape_a.size(), op.shape_b.size());
+  std::vector<size_t> o(r);
+  for (size_t d = 0; d < r; ++d) {
+    const size_t a = d + op.shape_a.size() >= r ? op.shape_a[d + op.shape_a.size() - r] : 1;
+    const size_t b = d + op.shape_b.size() >= r ? op.shape_b[d + op.shape_b.size() - r] : 1;
+    if (a != b && a != 1 && b != 1) return malformed(op, "broadcast");
+    o[d] = std::max(a, b);
+  }
+  if (in_numel(op, 0) != numel_of(op.shape_a) || in_numel(op, 1) != numel_of(op.shape_b) || out_numel(op) != numel_of(o))
+    return malformed(op, "element counts");
+  if (op.kind == Kind::Add) {
+    LATHE_XNN(xnn_create_add_nd_f32(lower_bound(pop), upper_bound(pop), 0, &op.op), op.label + ": xnn_create_add_nd_f32");
+  } else {
+    LATHE_XNN(xnn_create_multiply_nd_f32(lower_bound(pop), upper_bound(pop), 0, &op.op), op.label + ": xnn_create_multiply_nd_f32");
+  }
+  return Status::Ok();
+}
+
+Status XnnpackHandle::create_elementwise(const PayloadOp& pop, Op& op) {
+  LATHE_ASSIGN_OR_RETURN(P::Elementwise p, parsed(op, P::parse_elementwise(op.ints)));
+  if (in_numel(op, 0) != p.count || out_numel(op) != p.count) return malformed(op, "shapes");
+  op.setup = {p.count};
+  if (op.kind == Kind::Clamp) {
+    LATHE_XNN(xnn_create_clamp_nc_f32(1, 1, 1, lower_bound(pop), upper_bound(pop), 0, &op.op), op.label + ": xnn_create_clamp_nc_f32");
+  } else if (op.kind == Kind::Hardswish) {
+    LATHE_XNN(xnn_create_hardswish_nc_f32(1, 1, 1, 0, &op.op), op.label + ": xnn_create_hardswish_nc_f32");
+  } else if (op.kind == Kind::Sigmoid) {
+    LATHE_XNN(xnn_create_sigmoid_nc_f32(1, 1, 1, 0, &op.op), op.label + ": xnn_create_sigmoid_nc_f32");
+  }
+  return Status::Ok();  // hardsigmoid: a loop of our own in run_op
+}
+
+Status XnnpackHandle::create_pool(const PayloadOp& pop, Op& op) {
+  LATHE_ASSIGN_OR_RETURN(P::Pool2d p, parsed(op, P::parse_pool2d(op.ints)));
+  if (p.stride_h <= 0 || p.stride_w <= 0 || p.dilation_h <= 0 || p.dilation_w <= 0) return malformed(op, "parameters");
+  const int64_t C = p.channels;
+  if (in_numel(op, 0) != p.batch * p.height * p.width * C || out_numel(op) != p.batch * p.output_h * p.output_w * C)
+    return malformed(op, "shapes");
+  if (p.output_h != (p.height + p.pad_top + p.pad_bottom - p.dilation_h * (p.kernel_h - 1) - 1) / p.stride_h + 1 ||
+      p.output_w != (p.width + p.pad_left + p.pad_right - p.dilation_w * (p.kernel_w - 1) - 1) / p.stride_w + 1)
+    return malformed(op, "output size");
+  auto u = [](int64_t x) { return static_cast<uint32_t>(x); };
+  if (op.kind == Kind::MaxPool) {
+    LATHE_XNN(xnn_create_max_pooling2d_nhwc_f32(u(p.pad_top), u(p.pad_right), u(p.pad_bottom), u(p.pad_left), u(p.kernel_h),
+                                                u(p.kernel_w), u(p.stride_h), u(p.stride_w), u(p.dilation_h), u(p.dilation_w), C, C, C,
+                                                lower_bound(pop), upper_bound(pop), 0, &op.op),
+              op.label + ": xnn_create_max_pooling2d_nhwc_f32");
+  } else {
+    LATHE_XNN(xnn_create_average_pooling2d_nhwc_f32(u(p.pad_top), u(p.pad_right), u(p.pad_bottom), u(p.pad_left), u(p.kernel_h),
+                                                    u(p.kernel_w), u(p.stride_h), u(p.stride_w), C, C, C, lower_bound(pop),
+                                                    upper_bound(pop), 0, &op.op),
+              op.label + ": xnn_create_average_pooling2d_nhwc_f32");
+  }
+  op.setup = {p.batch, p.height, p.width};
+  return Status::Ok();
+}
+
+Status XnnpackHandle::create_global_pool(Op& op) {
+  LATHE_ASSIGN_OR_RETURN(P::GlobalPool p, parsed(op, P::parse_global_pool(op.ints)));
+  if (in_numel(op, 0) != p.batch * p.pixels * p.channels || out_numel(op) != p.batch * p.channels) return malformed(op, "shapes");
+  LATHE_XNN(xnn_create_global_average_pooling_nwc_f32(p.channels, p.channels, p.channels, -INFINITY, INFINITY, 0, &op.op),
+            op.label + ": xnn_create_global_average_pooling_nwc_f32");
+  op.setup = {p.batch, p.pixels};
+  return Status::Ok();
+}
+
+Status XnnpackHandle::create_constant_pad(const PayloadOp& pop, Op& op) {
+  LATHE_ASSIGN_OR_RETURN(P::ConstantPad p, parsed(op, P::parse_constant_pad(op.ints, XNN_MAX_TENSOR_DIMS)));
+  if (pop.floats.size() != 1 || op.in.size() != 1) return malformed(op, "parameters");
+  int64_t in_count = 1, out_count = 1;
+  for (size_t d = 0; d < p.sizes.size(); ++d) {
+    in_count *= p.sizes[d];
+    out_count *= p.sizes[d] + p.pre[d] + p.post[d];
+  }
+  if (in_numel(op, 0) != in_count || out_numel(op) != out_count) return malformed(op, "shapes");
+  op.shape_a.assign(p.sizes.begin(), p.sizes.end());
+  op.shape_b.assign(p.pre.begin(), p.pre.end());
+  op.shape_c.assign(p.post.begin(), p.post.end());
+  const float value = static_cast<float>(pop.floats[0]);
+  LATHE_XNN(xnn_create_constant_pad_nd_x32(&value, 0, &op.op), op.label + ": xnn_create_constant_pad_nd_x32");
+  return Status::Ok();
+}
+
+Status XnnpackHandle::create_softmax(Op& op) {
+  LATHE_ASSIGN_OR_RETURN(P::Softmax p, parsed(op, P::parse_softmax(op.ints)));
+  if (in_numel(op, 0) != p.rows * p.channels || out_numel(op) != p.rows * p.channels) return malformed(op, "shapes");
+  LATHE_XNN(xnn_create_softmax_nc_f32(p.channels, p.channels, p.channels, 0, &op.op), op.label + ": xnn_create_softmax_nc_f32");
+  op.setup = {p.rows};
+  return Status::Ok();
+}
+
+Status XnnpackHandle::create_layout(Op& op) {
+  LATHE_ASSIGN_OR_RETURN(P::Layout p, parsed(op, P::parse_layout(op.ints)));
+  const int64_t count = p.batch * p.channels * p.height * p.width;
+  if (in_numel(op, 0) != count || out_numel(op) != count) return malformed(op, "shapes");
+  op.setup = {p.batch, p.channels, p.height, p.width};
+  return Status::Ok();
+}
+
 Status XnnpackHandle::create(const DelegateInitArgs& args, const PayloadOp& pop, Op& op) {
-  auto in_numel = [&](size_t k) { return payload_.values[op.in.at(k)].numel(); };
-  auto out_numel = [&] { return payload_.values[op.out.at(0)].numel(); };
-  auto need = [&](bool ok, const std::string& what) -> Status {
-    if (!ok) return make_error(op.label + ": malformed payload op (" + what + ")");
-    return Status::Ok();
-  };
-  auto role_index = [&](const char* role) -> int {
-    for (size_t k = 0; k < pop.inputs.size(); ++k) {
-      if (pop.inputs[k].role == role) return static_cast<int>(k);
-    }
-    return -1;
-  };
-  const std::vector<int64_t>& I = op.ints;
   if (op.kind == Kind::Host) {  // own checks: roll shifts may be negative, an sdpa scale NaN
     op.host = host_op_named(pop.kind);
     op.pop = &pop;
     return check_host_op(*op.host, pop, payload_.values);
   }
-  LATHE_RETURN_IF_ERROR(need(op.out.size() == 1 && !op.in.empty(), "operand counts"));
-  for (int64_t x : I) LATHE_RETURN_IF_ERROR(need(x >= 0 && x < (int64_t{1} << 32), "negative or huge parameter"));
-  const float lo = pop.floats.size() > 0 ? static_cast<float>(pop.floats[0]) : -INFINITY;
-  const float hi = pop.floats.size() > 1 ? static_cast<float>(pop.floats[1]) : INFINITY;
+  if (op.out.size() != 1 || op.in.empty()) return malformed(op, "operand counts");
   switch (op.kind) {
-    case Kind::FullyConnected: {
-      LATHE_RETURN_IF_ERROR(need(I.size() == 4 && pop.floats.size() == 2 && op.in.size() >= 2, "parameters"));
-      const int64_t batch = I[0], k = I[1], n = I[2];
-      LATHE_RETURN_IF_ERROR(need(in_numel(0) == batch * k && out_numel() == batch * n, "shapes"));
-      LATHE_ASSIGN_OR_RETURN(std::vector<float> w, constant(args, op.in[1], k * n, op, "weight"));
-      std::vector<float> b;
-      if (int bi = role_index("bias"); bi >= 0) {
-        LATHE_ASSIGN_OR_RETURN(b, constant(args, op.in[bi], n, op, "bias"));
-      }
-      LATHE_XNN(xnn_create_fully_connected_nc_f32(k, n, k, n, w.data(), b.empty() ? nullptr : b.data(), lo, hi,
-                                                   I[3] ? XNN_FLAG_TRANSPOSE_WEIGHTS : 0, &op.op),
-                op.label + ": xnn_create_fully_connected_nc_f32");
-      op.in.resize(1);
-      return Status::Ok();
-    }
-    case Kind::Conv2d: {
-      LATHE_RETURN_IF_ERROR(need(I.size() == 18 && pop.floats.size() == 3, "parameters"));
-      const int64_t N = I[0], H = I[1], W = I[2], cin = I[3], cout = I[4], kh = I[5], kw = I[6], g = I[15], OH = I[16], OW = I[17];
-      LATHE_RETURN_IF_ERROR(need(g > 0 && cin % g == 0 && cout % g == 0 && I[7] > 0 && I[8] > 0 && I[13] > 0 && I[14] > 0, "groups/strides"));
-      LATHE_RETURN_IF_ERROR(need(in_numel(0) == N * H * W * cin && out_numel() == N * OH * OW * cout, "shapes"));
-      LATHE_RETURN_IF_ERROR(need(OH == (H + I[9] + I[11] - I[13] * (kh - 1) - 1) / I[7] + 1 &&
-                                 OW == (W + I[10] + I[12] - I[14] * (kw - 1) - 1) / I[8] + 1, "output size"));
-      const int64_t gin = cin / g;
-      LATHE_ASSIGN_OR_RETURN(std::vector<float> w, constant(args, op.in[1], cout * gin * kh * kw, op, "weight"));
-      std::vector<float> b(static_cast<size_t>(cout), 0.0f);
-      if (int bi = role_index("bias"); bi >= 0) {
-        LATHE_ASSIGN_OR_RETURN(b, constant(args, op.in[bi], cout, op, "bias"));
-      }
-      if (int gi = role_index("bn_weight"); gi >= 0) {  // fold the batch norm
-        LATHE_RETURN_IF_ERROR(need(role_index("bn_bias") >= 0 && role_index("bn_running_mean") >= 0 && role_index("bn_running_var") >= 0, "batch norm operands"));
-        LATHE_ASSIGN_OR_RETURN(std::vector<float> gamma, constant(args, op.in[gi], cout, op, "bn_weight"));
-        LATHE_ASSIGN_OR_RETURN(std::vector<float> beta, constant(args, op.in[role_index("bn_bias")], cout, op, "bn_bias"));
-        LATHE_ASSIGN_OR_RETURN(std::vector<float> mean, constant(args, op.in[role_index("bn_running_mean")], cout, op, "bn_running_mean"));
-        LATHE_ASSIGN_OR_RETURN(std::vector<float> var, constant(args, op.in[role_index("bn_running_var")], cout, op, "bn_running_var"));
-        const double eps = pop.floats[2];
-        const int64_t per = gin * kh * kw;
-        for (int64_t c = 0; c < cout; ++c) {
-          const double scale = gamma[c] / std::sqrt(static_cast<double>(var[c]) + eps);
-          for (int64_t j = 0; j < per; ++j) w[c * per + j] = static_cast<float>(w[c * per + j] * scale);
-          b[c] = static_cast<float>((b[c] - mean[c]) * scale + beta[c]);
-        }
-      }
-      // [Cout, Cin/g, kh, kw] -> XNNPACK's [Cout, kh, kw, Cin/g].
-      std::vector<float> packed(w.size());
-      for (int64_t o = 0; o < cout; ++o)
-        for (int64_t i = 0; i < gin; ++i)
-          for (int64_t y = 0; y < kh; ++y)
-            for (int64_t x = 0; x < kw; ++x) packed[((o * kh + y) * kw + x) * gin + i] = w[((o * gin + i) * kh + y) * kw + x];
-      LATHE_XNN(xnn_create_convolution2d_nhwc_f32(
-                    static_cast<uint32_t>(I[9]), static_cast<uint32_t>(I[12]), static_cast<uint32_t>(I[11]), static_cast<uint32_t>(I[10]),
-                    static_cast<uint32_t>(kh), static_cast<uint32_t>(kw), static_cast<uint32_t>(I[7]), static_cast<uint32_t>(I[8]),
-                    static_cast<uint32_t>(I[13]), static_cast<uint32_t>(I[14]), static_cast<uint32_t>(g), gin, cout / g, cin, cout,
-                    packed.data(), b.data(), lo, hi, 0, &op.op),
-                op.label + ": xnn_create_convolution2d_nhwc_f32");
-      op.in.resize(1);
-      return Status::Ok();
-    }
+    case Kind::FullyConnected: return create_fully_connected(args, pop, op);
+    case Kind::Conv2d: return create_conv2d(args, pop, op);
     case Kind::Add:
-    case Kind::Mul: {
-      LATHE_RETURN_IF_ERROR(need(op.in.size() == 2 && pop.floats.size() == 2 && !I.empty(), "parameters"));
-      size_t pos = 0;
-      for (std::vector<size_t>* s : {&op.shape_a, &op.shape_b}) {
-        LATHE_RETURN_IF_ERROR(need(pos < I.size() && I[pos] <= XNN_MAX_TENSOR_DIMS && pos + 1 + static_cast<size_t>(I[pos]) <= I.size(), "shapes"));
-        for (int64_t d = 0; d < I[pos]; ++d) s->push_back(static_cast<size_t>(I[pos + 1 + d]));
-        pos += 1 + static_cast<size_t>(I[pos]);
-      }
-      // Broadcast shape, right-aligned.
-      const size_t r = std::max(op.shape_a.size(), op.shape_b.size());
-      std::vector<size_t> o(r);
-      for (size_t d = 0; d < r; ++d) {
-        const size_t a = d + op.shape_a.size() >= r ? op.shape_a[d + op.shape_a.size() - r] : 1;
-        const size_t b = d + op.shape_b.size() >= r ? op.shape_b[d + op.shape_b.size() - r] : 1;
-        LATHE_RETURN_IF_ERROR(need(a == b || a == 1 || b == 1, "broadcast"));
-        o[d] = std::max(a, b);
-      }
-      LATHE_RETURN_IF_ERROR(need(in_numel(0) == numel_of(op.shape_a) && in_numel(1) == numel_of(op.shape_b) && out_numel() == numel_of(o), "element counts"));
-      if (op.kind == Kind::Add) LATHE_XNN(xnn_create_add_nd_f32(lo, hi, 0, &op.op), op.label + ": xnn_create_add_nd_f32");
-      else LATHE_XNN(xnn_create_multiply_nd_f32(lo, hi, 0, &op.op), op.label + ": xnn_create_multiply_nd_f32");
-      return Status::Ok();
-    }
+    case Kind::Mul: return create_binary(pop, op);
     case Kind::Clamp:
     case Kind::Hardswish:
     case Kind::Sigmoid:
-    case Kind::Hardsigmoid: {
-      LATHE_RETURN_IF_ERROR(need(I.size() == 1 && in_numel(0) == I[0] && out_numel() == I[0], "shapes"));
-      if (op.kind == Kind::Clamp) LATHE_XNN(xnn_create_clamp_nc_f32(1, 1, 1, lo, hi, 0, &op.op), op.label + ": xnn_create_clamp_nc_f32");
-      if (op.kind == Kind::Hardswish) LATHE_XNN(xnn_create_hardswish_nc_f32(1, 1, 1, 0, &op.op), op.label + ": xnn_create_hardswish_nc_f32");
-      if (op.kind == Kind::Sigmoid) LATHE_XNN(xnn_create_sigmoid_nc_f32(1, 1, 1, 0, &op.op), op.label + ": xnn_create_sigmoid_nc_f32");
-      return Status::Ok();
-    }
+    case Kind::Hardsigmoid: return create_elementwise(pop, op);
     case Kind::MaxPool:
-    case Kind::AvgPool: {
-      LATHE_RETURN_IF_ERROR(need(I.size() == 16 && I[6] > 0 && I[7] > 0 && I[12] > 0 && I[13] > 0, "parameters"));
-      const int64_t N = I[0], H = I[1], W = I[2], C = I[3], kh = I[4], kw = I[5], OH = I[14], OW = I[15];
-      LATHE_RETURN_IF_ERROR(need(in_numel(0) == N * H * W * C && out_numel() == N * OH * OW * C, "shapes"));
-      LATHE_RETURN_IF_ERROR(need(OH == (H + I[8] + I[10] - I[12] * (kh - 1) - 1) / I[6] + 1 &&
-                                 OW == (W + I[9] + I[11] - I[13] * (kw - 1) - 1) / I[7] + 1, "output size"));
-      auto u = [](int64_t x) { return static_cast<uint32_t>(x); };
-      if (op.kind == Kind::MaxPool) {
-        LATHE_XNN(xnn_create_max_pooling2d_nhwc_f32(u(I[8]), u(I[11]), u(I[10]), u(I[9]), u(kh), u(kw), u(I[6]), u(I[7]),
-                                                    u(I[12]), u(I[13]), C, C, C, lo, hi, 0, &op.op),
-                  op.label + ": xnn_create_max_pooling2d_nhwc_f32");
-      } else {
-        LATHE_XNN(xnn_create_average_pooling2d_nhwc_f32(u(I[8]), u(I[11]), u(I[10]), u(I[9]), u(kh), u(kw), u(I[6]), u(I[7]),
-                                                        C, C, C, lo, hi, 0, &op.op),
-                  op.label + ": xnn_create_average_pooling2d_nhwc_f32");
-      }
-      return Status::Ok();
-    }
-    case Kind::GlobalAvgPool: {
-      LATHE_RETURN_IF_ERROR(need(I.size() == 3 && in_numel(0) == I[0] * I[1] * I[2] && out_numel() == I[0] * I[2], "shapes"));
-      LATHE_XNN(xnn_create_global_average_pooling_nwc_f32(I[2], I[2], I[2], -INFINITY, INFINITY, 0, &op.op),
-                op.label + ": xnn_create_global_average_pooling_nwc_f32");
-      return Status::Ok();
-    }
-    case Kind::ConstantPad: {
-      // ints: rank, input shape, pre-padding, post-padding (the buffer's own layout).
-      LATHE_RETURN_IF_ERROR(need(!I.empty() && I[0] >= 1 && I[0] <= XNN_MAX_TENSOR_DIMS && I.size() == 1 + 3 * static_cast<size_t>(I[0]) &&
-                                 pop.floats.size() == 1 && op.in.size() == 1, "parameters"));
-      const size_t r = static_cast<size_t>(I[0]);
-      int64_t in_count = 1, out_count = 1;
-      for (size_t d = 0; d < r; ++d) {
-        op.shape_a.push_back(static_cast<size_t>(I[1 + d]));
-        op.shape_b.push_back(static_cast<size_t>(I[1 + r + d]));
-        op.shape_c.push_back(static_cast<size_t>(I[1 + 2 * r + d]));
-        in_count *= I[1 + d];
-        out_count *= I[1 + d] + I[1 + r + d] + I[1 + 2 * r + d];
-      }
-      LATHE_RETURN_IF_ERROR(need(in_numel(0) == in_count && out_numel() == out_count, "shapes"));
-      const float value = static_cast<float>(pop.floats[0]);
-      LATHE_XNN(xnn_create_constant_pad_nd_x32(&value, 0, &op.op), op.label + ": xnn_create_constant_pad_nd_x32");
-      return Status::Ok();
-    }
-    case Kind::Host:
-      return Status::Ok();
-    case Kind::Softmax: {
-      LATHE_RETURN_IF_ERROR(need(I.size() == 2 && in_numel(0) == I[0] * I[1] && out_numel() == I[0] * I[1], "shapes"));
-      LATHE_XNN(xnn_create_softmax_nc_f32(I[1], I[1], I[1], 0, &op.op), op.label + ": xnn_create_softmax_nc_f32");
-      return Status::Ok();
-    }
+    case Kind::AvgPool: return create_pool(pop, op);
+    case Kind::GlobalAvgPool: return create_global_pool(op);
+    case Kind::ConstantPad: return create_constant_pad(pop, op);
+    case Kind::Softmax: return create_softmax(op);
     case Kind::ToNhwc:
-    case Kind::ToNchw:
-      LATHE_RETURN_IF_ERROR(need(I.size() == 4 && in_numel(0) == I[0] * I[1] * I[2] * I[3] && out_numel() == in_numel(0), "shapes"));
-      return Status::Ok();
+    case Kind::ToNchw: return create_layout(op);
+    case Kind::Host: break;
   }
   return Status::Ok();
 }
@@ -406,30 +487,30 @@ void transpose_layout(const float* in, float* out, const std::vector<int64_t>& s
 Status XnnpackHandle::run_op(const Op& op, pthreadpool_t pool) {
   const float* x = ptr_[op.in[0]];
   float* y = ptr_[op.out[0]];
-  const std::vector<int64_t>& I = op.ints;
+  const std::vector<int64_t>& S = op.setup;
   xnn_status s = xnn_status_success;
   switch (op.kind) {
-    case Kind::FullyConnected: s = xnn_setup_fully_connected_nc_f32(op.op, I[0], x, y, pool); break;
-    case Kind::Conv2d: s = xnn_setup_convolution2d_nhwc_f32(op.op, I[0], I[1], I[2], x, y, pool); break;
+    case Kind::FullyConnected: s = xnn_setup_fully_connected_nc_f32(op.op, S[0], x, y, pool); break;
+    case Kind::Conv2d: s = xnn_setup_convolution2d_nhwc_f32(op.op, S[0], S[1], S[2], x, y, pool); break;
     case Kind::Add:
       s = xnn_setup_add_nd_f32(op.op, op.shape_a.size(), op.shape_a.data(), op.shape_b.size(), op.shape_b.data(), x, ptr_[op.in[1]], y, pool);
       break;
     case Kind::Mul:
       s = xnn_setup_multiply_nd_f32(op.op, op.shape_a.size(), op.shape_a.data(), op.shape_b.size(), op.shape_b.data(), x, ptr_[op.in[1]], y, pool);
       break;
-    case Kind::Clamp: s = xnn_setup_clamp_nc_f32(op.op, I[0], x, y, pool); break;
-    case Kind::Hardswish: s = xnn_setup_hardswish_nc_f32(op.op, I[0], x, y, pool); break;
-    case Kind::Sigmoid: s = xnn_setup_sigmoid_nc_f32(op.op, I[0], x, y, pool); break;
-    case Kind::MaxPool: s = xnn_setup_max_pooling2d_nhwc_f32(op.op, I[0], I[1], I[2], x, y, pool); break;
-    case Kind::AvgPool: s = xnn_setup_average_pooling2d_nhwc_f32(op.op, I[0], I[1], I[2], x, y, pool); break;
-    case Kind::GlobalAvgPool: s = xnn_setup_global_average_pooling_nwc_f32(op.op, I[0], I[1], x, y, pool); break;
-    case Kind::Softmax: s = xnn_setup_softmax_nc_f32(op.op, I[0], x, y, pool); break;
+    case Kind::Clamp: s = xnn_setup_clamp_nc_f32(op.op, S[0], x, y, pool); break;
+    case Kind::Hardswish: s = xnn_setup_hardswish_nc_f32(op.op, S[0], x, y, pool); break;
+    case Kind::Sigmoid: s = xnn_setup_sigmoid_nc_f32(op.op, S[0], x, y, pool); break;
+    case Kind::MaxPool: s = xnn_setup_max_pooling2d_nhwc_f32(op.op, S[0], S[1], S[2], x, y, pool); break;
+    case Kind::AvgPool: s = xnn_setup_average_pooling2d_nhwc_f32(op.op, S[0], S[1], S[2], x, y, pool); break;
+    case Kind::GlobalAvgPool: s = xnn_setup_global_average_pooling_nwc_f32(op.op, S[0], S[1], x, y, pool); break;
+    case Kind::Softmax: s = xnn_setup_softmax_nc_f32(op.op, S[0], x, y, pool); break;
     case Kind::Hardsigmoid:
-      for (int64_t i = 0; i < I[0]; ++i) y[i] = std::min(1.0f, std::max(0.0f, x[i] * (1.0f / 6.0f) + 0.5f));
+      for (int64_t i = 0; i < S[0]; ++i) y[i] = std::min(1.0f, std::max(0.0f, x[i] * (1.0f / 6.0f) + 0.5f));
       return Status::Ok();
     case Kind::ToNhwc:
     case Kind::ToNchw:
-      transpose_layout(x, y, I, op.kind == Kind::ToNhwc);
+      transpose_layout(x, y, S, op.kind == Kind::ToNhwc);
       return Status::Ok();
     case Kind::ConstantPad:
       s = xnn_setup_constant_pad_nd_x32(op.op, op.shape_a.size(), op.shape_a.data(), op.shape_b.data(), op.shape_c.data(), x, y, pool);

@@ -10,6 +10,7 @@
 
 #include "lathe/backends/payload.h"
 #include "lathe/backends/xnnpack_backend.h"
+#include "lathe/backends/xnnpack_params.h"
 
 namespace lathe {
 
@@ -492,7 +493,8 @@ class Lowering {
     auto key = std::make_pair(v, nhwc);
     if (auto c = converted_.find(key); c != converted_.end()) return c->second;
     uint32_t out = payload_.add_value(payload_.values[e.id].sizes);
-    payload_.ops.push_back(PayloadOp{nhwc ? "to_nhwc" : "to_nchw", v->name(), {{e.id, "input"}}, {out}, {s[0], s[1], s[2], s[3]}, {}});
+    payload_.ops.push_back(PayloadOp{nhwc ? "to_nhwc" : "to_nchw", v->name(), {{e.id, "input"}}, {out},
+                                     xnnpack_params::to_ints(xnnpack_params::Layout{s[0], s[1], s[2], s[3]}), {}});
     converted_[key] = out;
     return out;
   }
@@ -560,7 +562,8 @@ Status Lowering::lower_fc(const Node& n, const Value* x, const Value* w, const V
   }
   const Value* y = n.defined_values()[0];
   const int64_t batch = k ? payload_.values[xi].numel() / k : 0;
-  emit(n, "fully_connected", std::move(ins), define(y, false), {batch, k, out_ch, transpose ? 1 : 0}, {-kInf, kInf});
+  emit(n, "fully_connected", std::move(ins), define(y, false), xnnpack_params::to_ints(xnnpack_params::FullyConnected{batch, k, out_ch, transpose}),
+       {-kInf, kInf});
   mark_fusable(y);
   return Status::Ok();
 }
@@ -592,10 +595,10 @@ Status Lowering::lower_conv(const Node& n) {
     LATHE_ASSIGN_OR_RETURN(uint32_t bi, get(b, false));
     ins.push_back({bi, "bias"});
   }
-  // ints: N H W Cin Cout kh kw sh sw pt pl pb pr dh dw groups OH OW
-  std::vector<int64_t> ints{src[0], src[2], src[3], src[1], ws[0], ws[2], ws[3], stride[0], stride[1],
-                            pad[0] + extra.top, pad[1] + extra.left, pad[0] + extra.bottom, pad[1] + extra.right,
-                            dil[0], dil[1], groups, ys[2], ys[3]};
+  const xnnpack_params::Conv2d params{src[0], src[2], src[3], src[1], ws[0], ws[2], ws[3], stride[0], stride[1],
+                                      pad[0] + extra.top, pad[1] + extra.left, pad[0] + extra.bottom, pad[1] + extra.right,
+                                      dil[0], dil[1], groups, ys[2], ys[3]};
+  std::vector<int64_t> ints = xnnpack_params::to_ints(params);
   emit(n, "conv2d", std::move(ins), define(y, true), std::move(ints), {-kInf, kInf, 0.0});
   mark_fusable(y);
   return Status::Ok();
@@ -613,11 +616,7 @@ Status Lowering::lower_binary(const Node& n, const char* kind) {
     if (nhwc && s.size() == 3) s = {s[0], s[2], s[1]};
     return s;
   };
-  std::vector<int64_t> ints;
-  for (const auto& s : {phys(as), phys(bs)}) {
-    ints.push_back(static_cast<int64_t>(s.size()));
-    ints.insert(ints.end(), s.begin(), s.end());
-  }
+  std::vector<int64_t> ints = xnnpack_params::to_ints(xnnpack_params::Binary{phys(as), phys(bs)});
   const Value* y = n.defined_values()[0];
   emit(n, kind, {{ai, "self"}, {bi, "other"}}, define(y, nhwc), std::move(ints), {-kInf, kInf});
   mark_fusable(y);
@@ -639,7 +638,7 @@ Status Lowering::lower_clamp(const Node& n, double lo, double hi) {
   }
   const bool nhwc = vals_.at(x).nhwc;
   LATHE_ASSIGN_OR_RETURN(uint32_t xi, get(x, nhwc));
-  emit(n, "clamp", {{xi, "self"}}, define(y, nhwc), {payload_.values[xi].numel()}, {lo, hi});
+  emit(n, "clamp", {{xi, "self"}}, define(y, nhwc), xnnpack_params::to_ints(xnnpack_params::Elementwise{payload_.values[xi].numel()}), {lo, hi});
   return Status::Ok();
 }
 
@@ -656,9 +655,9 @@ Status Lowering::lower_pool(const Node& n, bool max) {
   const int64_t pb = std::max<int64_t>(pad[0], (ys[2] - 1) * stride[0] + (k[0] - 1) * dil[0] + 1 - xs[2] - pad[0]);
   const int64_t pr = std::max<int64_t>(pad[1], (ys[3] - 1) * stride[1] + (k[1] - 1) * dil[1] + 1 - xs[3] - pad[1]);
   LATHE_ASSIGN_OR_RETURN(uint32_t xi, get(x, true));
-  emit(n, max ? "max_pool2d" : "avg_pool2d", {{xi, "self"}}, define(y, true),
-       {xs[0], xs[2], xs[3], xs[1], k[0], k[1], stride[0], stride[1], pad[0], pad[1], pb, pr, dil[0], dil[1], ys[2], ys[3]},
-       {-kInf, kInf});
+  const xnnpack_params::Pool2d params{xs[0], xs[2],  xs[3], xs[1], k[0],   k[1],   stride[0], stride[1],
+                                      pad[0], pad[1], pb,    pr,    dil[0], dil[1], ys[2],     ys[3]};
+  emit(n, max ? "max_pool2d" : "avg_pool2d", {{xi, "self"}}, define(y, true), xnnpack_params::to_ints(params), {-kInf, kInf});
   return Status::Ok();
 }
 
@@ -716,8 +715,9 @@ Status Lowering::lower_silu(const Node& n) {
   LATHE_ASSIGN_OR_RETURN(uint32_t xi, get(x, nhwc));
   const int64_t count = payload_.values[xi].numel();
   const uint32_t sig = payload_.add_value(sizes_of(x));
-  emit(n, "sigmoid", {{xi, "self"}}, sig, {count}, {});
-  emit(n, "mul", {{xi, "self"}, {sig, "other"}}, define(n.defined_values()[0], nhwc), {1, count, 1, count}, {-kInf, kInf});
+  emit(n, "sigmoid", {{xi, "self"}}, sig, xnnpack_params::to_ints(xnnpack_params::Elementwise{count}), {});
+  emit(n, "mul", {{xi, "self"}, {sig, "other"}}, define(n.defined_values()[0], nhwc),
+       xnnpack_params::to_ints(xnnpack_params::Binary{{count}, {count}}), {-kInf, kInf});
   return Status::Ok();
 }
 
@@ -875,9 +875,8 @@ Status Lowering::lower_pad(const Node& n) {
   auto phys = [&](std::vector<int64_t> v) {
     return nhwc ? std::vector<int64_t>{v[0], v[2], v[3], v[1]} : v;
   };
-  std::vector<int64_t> ints{static_cast<int64_t>(r)};
-  for (const auto& v : {phys(s), phys(pre), phys(post)}) ints.insert(ints.end(), v.begin(), v.end());
-  emit(n, "constant_pad", {{xi, "self"}}, define(y, nhwc), std::move(ints), {lit_number(n, "value").value_or(0.0)});
+  emit(n, "constant_pad", {{xi, "self"}}, define(y, nhwc), xnnpack_params::to_ints(xnnpack_params::ConstantPad{phys(s), phys(pre), phys(post)}),
+       {lit_number(n, "value").value_or(0.0)});
   return Status::Ok();
 }
 
@@ -903,7 +902,8 @@ Status Lowering::lower(const Node& n) {
     const bool nhwc = vals_.at(x).nhwc;
     LATHE_ASSIGN_OR_RETURN(uint32_t xi, get(x, nhwc));
     std::string kind(op.substr(5, op.find('.', 5) - 5));
-    emit(n, kind, {{xi, "self"}}, define(n.defined_values()[0], nhwc), {payload_.values[xi].numel()}, {});
+    emit(n, kind, {{xi, "self"}}, define(n.defined_values()[0], nhwc),
+         xnnpack_params::to_ints(xnnpack_params::Elementwise{payload_.values[xi].numel()}), {});
     return Status::Ok();
   }
   if (op == "aten.constant_pad_nd.default" || op == "aten.pad.default") return lower_pad(n);
@@ -918,14 +918,16 @@ Status Lowering::lower(const Node& n) {
     const auto xs = sizes_of(x);
     LATHE_ASSIGN_OR_RETURN(uint32_t xi, get(x, true));
     // [N, C, 1, 1] (or [N, C]) holds the same bytes in either layout.
-    emit(n, "global_avg_pool", {{xi, "self"}}, define(n.defined_values()[0], false), {xs[0], xs[2] * xs[3], xs[1]}, {});
+    emit(n, "global_avg_pool", {{xi, "self"}}, define(n.defined_values()[0], false),
+         xnnpack_params::to_ints(xnnpack_params::GlobalPool{xs[0], xs[2] * xs[3], xs[1]}), {});
     return Status::Ok();
   }
   if (op == "aten._softmax.default" || op == "aten.softmax.int") {
     const Value* x = tensor_arg(n, "self");
     LATHE_ASSIGN_OR_RETURN(uint32_t xi, get(x, false));
     const int64_t ch = sizes_of(x).back();
-    emit(n, "softmax", {{xi, "self"}}, define(n.defined_values()[0], false), {ch ? payload_.values[xi].numel() / ch : 0, ch}, {});
+    emit(n, "softmax", {{xi, "self"}}, define(n.defined_values()[0], false),
+         xnnpack_params::to_ints(xnnpack_params::Softmax{ch ? payload_.values[xi].numel() / ch : 0, ch}), {});
     return Status::Ok();
   }
   return make_error("the XNNPACK backend does not lower " + std::string(op));
