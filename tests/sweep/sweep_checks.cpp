@@ -3,7 +3,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 
+#include "lathe/analysis/constness.h"
 #include "lathe/backends/lower.h"
 #include "lathe/backends/xnnpack_backend.h"
 #include "lathe/cli/pass_differential.h"
@@ -84,6 +86,20 @@ Status check_roundtrip(const ProgramFactory& make, const CheckOptions& o) {
   return Status::Ok();
 }
 
+// linear nodes whose weight is not a compile-time constant, per method.
+std::map<std::string, int> runtime_weight_linears(const Program& p) {
+  std::map<std::string, int> n;
+  for (const Method& m : p.methods) {
+    Constness c(*m.program);
+    for (const Node* node : m.program->graph().nodes()) {
+      if (node->op_name() != "aten.linear.default") continue;
+      const Argument* w = node->input("weight");
+      if (w && w->tensor() && !c.is_compile_time_constant(w->tensor())) ++n[m.name];
+    }
+  }
+  return n;
+}
+
 Status check_passes(const ProgramFactory& make, const std::string& list, const CheckOptions& o, bool write_back) {
   LATHE_ASSIGN_OR_RETURN(Program reference, make());
   LATHE_ASSIGN_OR_RETURN(Program program, make());
@@ -102,6 +118,18 @@ Status check_passes(const ProgramFactory& make, const std::string& list, const C
   ctx.set_record_rewrites(false);
   auto r = pm.run(program, ctx);
   if (!r.ok()) return r.error();
+  // addmm/mm -> linear only over a constant weight: with a run-time weight
+  // the numbers agree on the portable kernels, but a backend would prepack
+  // a stale weight (linear-rewrite.md). No pass may add such a linear.
+  LATHE_ASSIGN_OR_RETURN(Program original, make());
+  const auto before = runtime_weight_linears(original), after = runtime_weight_linears(program);
+  for (const auto& [method, n] : after) {
+    const int had = before.count(method) ? before.at(method) : 0;
+    if (n > had) {
+      return make_error("method '" + method + "': " + std::to_string(n - had) +
+                        " linear node(s) over a run-time weight appeared (an unsound addmm/mm -> linear rewrite)");
+    }
+  }
   if (write_back) {
     const std::string path = o.scratch_dir + "/transformed.pt2";
     Status w = write(program, path);

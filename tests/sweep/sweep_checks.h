@@ -8,7 +8,10 @@
 //                program's outputs equal the original's
 //   pass:<name>  each registered pass alone keeps every user output and
 //                mutated buffer (verified after it, compared by the
-//                `--verify` machinery, cli::DifferentialPassCheck)
+//                `--verify` machinery, cli::DifferentialPassCheck), and
+//                adds no linear over a run-time weight (the unsound
+//                addmm/mm -> linear: equal numbers on the portable kernels,
+//                a stale prepacked weight on a backend)
 //   pipeline     the default pipeline, checked after every pass; its result
 //                writes, reads back and verifies
 //   xnnpack      lowering succeeds, every node it does not claim has a
