@@ -166,6 +166,11 @@ Status check_xnnpack(const ProgramFactory& make, const CheckOptions& o, CheckSta
   if (!back.ok()) return back.error().context("reading the lowered program back");
   s = compare_methods(original, *back, o.xnnpack_tolerance, o.input_seed, &builtin_delegates());
   if (!s.ok()) return s.error().context("lowered program (written and read back)");
+  const std::string again = o.scratch_dir + "/lowered_b.pt2";
+  LATHE_RETURN_IF_ERROR(write(*back, again));
+  LATHE_ASSIGN_OR_RETURN(std::string la, slurp(path));
+  LATHE_ASSIGN_OR_RETURN(std::string lb, slurp(again));
+  if (la != lb) return make_error("the lowered program: write -> read -> write differs");
   return Status::Ok();
 }
 

@@ -16,7 +16,8 @@
 //                writes, reads back and verifies
 //   xnnpack      lowering succeeds, every node it does not claim has a
 //                reason, and the lowered program's outputs (in memory and
-//                written/read back) equal the portable run of the original
+//                written/read back) equal the portable run of the original;
+//                the lowered archive, too, writes back byte-identical
 //
 // Programs are never cloned in memory: a ProgramFactory makes a fresh copy
 // for each side of each comparison (building the recipe again, or reading
