@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 PYTHON ?= /usr/bin/python3
 
-.PHONY: all deps venv build demo test bench fixtures fixtures-architectures fixtures-synthesized clean sanitize fuzz fuzz-build malformed
+.PHONY: all deps venv build demo test bench fixtures fixtures-architectures fixtures-synthesized clean sanitize fuzz fuzz-build malformed sweep
 
 all: build
 
@@ -32,6 +32,15 @@ test: build
 
 bench: build
 	@bash scripts/bench.sh $(BUILD)
+
+# The random-program sweep (tests/sweep, README "Random-program sweep"):
+# programs from a time-based seed for SECONDS seconds; failures are shrunk
+# and saved under SWEEP_FAILURES as <seed>.pt2 + <seed>.txt.
+SECONDS ?= 60
+SWEEP_FAILURES ?= sweep-failures
+sweep: deps venv $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS) --target lathe_sweep
+	$(BUILD)/lathe_sweep --seconds $(SECONDS) --shrink --save-failures $(SWEEP_FAILURES)
 
 # The older generations PyTorch 2.13 cannot write (pt2-2.8/, legacy-2.4/),
 # synthesized with Debian's torch 1.13, installed for this target only.

@@ -151,9 +151,10 @@ class Decomposer {
   Result<Value*> flatten_leading(Value* x, const std::vector<int64_t>& xs, Node* before) {
     int64_t rows = std::accumulate(xs.begin(), xs.end() - 1, int64_t{1}, std::multiplies<>());
     std::vector<int64_t> shape = {rows, xs.back()};
-    const char* op = is_contiguous_meta(x) ? "view.default" : "reshape.default";
-    return call(op, {pos("self", TensorRef{x}), pos("size", int_list(shape))},
-                GraphBuilder::tensor_meta(shape, x->meta()->dtype), op[0] == 'v' ? "view" : "reshape", before);
+    const bool view = is_contiguous_meta(x);
+    // view(Tensor self, SymInt[] size); reshape(Tensor self, SymInt[] shape).
+    return call(view ? "view.default" : "reshape.default", {pos("self", TensorRef{x}), pos(view ? "size" : "shape", int_list(shape))},
+                GraphBuilder::tensor_meta(shape, x->meta()->dtype), view ? "view" : "reshape", before);
   }
 
   Result<std::string> linear(Node* n) {

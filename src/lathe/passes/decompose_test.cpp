@@ -122,6 +122,13 @@ TEST(DecomposeTest, NonContiguousInputIsReshapedNotViewed) {
   b.user_output(linear(b, x, w, nullptr, {2, 5, 6}));
   ASSERT_TRUE(run_pass(ep, std::make_unique<Decompose>()).ok);
   EXPECT_EQ(op_histogram(ep.graph()), (std::map<std::string, int>{{"mm", 1}, {"permute", 1}, {"reshape", 1}, {"view", 1}}));
+  // reshape's schema calls its size list `shape` (view's is `size`); the
+  // portable kernel looks it up by that name (found by the sweep, seed 94).
+  for (Node* n : ep.graph().nodes()) {
+    if (n->op_name() != "aten.reshape.default") continue;
+    EXPECT_NE(n->input("shape"), nullptr);
+    EXPECT_EQ(n->input("size"), nullptr);
+  }
 }
 
 TEST(DecomposeTest, LinearThatCannotBeDecomposedIsKept_NEG) {

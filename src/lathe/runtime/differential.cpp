@@ -105,6 +105,8 @@ Result<DifferentialReport> differential_run(const ExportedProgram& before, const
   ExecutorOptions ob, oa;
   ob.kernels = options.before_kernels;
   oa.kernels = options.after_kernels;
+  ob.delegates = options.before_delegates;
+  oa.delegates = options.after_delegates;
   auto eb = Executor::create(before, ob);
   if (!eb.ok()) return eb.error().context("before");
   auto ea = Executor::create(after, oa);

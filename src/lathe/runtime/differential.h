@@ -17,6 +17,7 @@
 #include "lathe/core/result.h"
 #include "lathe/ir/exported_program.h"
 #include "lathe/runtime/compare.h"
+#include "lathe/runtime/delegate.h"
 #include "lathe/runtime/kernel_registry.h"
 
 namespace lathe {
@@ -31,6 +32,9 @@ struct DifferentialOptions {
   // nullptr: the portable kernels.
   const KernelRegistry* before_kernels = nullptr;
   const KernelRegistry* after_kernels = nullptr;
+  // Delegates each side may run (a lowered program); nullptr: none.
+  const DelegateRegistry* before_delegates = nullptr;
+  const DelegateRegistry* after_delegates = nullptr;
 };
 
 struct DifferentialReport {
