@@ -35,21 +35,5 @@ TEST(SweepRegressions, EverySavedProgramPassesEveryCheck) {
   std::filesystem::remove_all(scratch);
 }
 
-// Failures in code this test tool does not fix (tests/sweep/known_failures/
-// <seed>.txt says what fails). Skipped while any still fails; when one
-// passes, move it to regressions/.
-TEST(SweepRegressions, KnownFailures) {
-  const std::string scratch = ::testing::TempDir() + "/sweep_known";
-  std::filesystem::create_directories(scratch);
-  CheckOptions options;
-  options.scratch_dir = scratch;
-  std::string still;
-  for (const std::string& path : saved_programs("known_failures")) {
-    if (auto f = run_checks([&] { return read_pt2(path); }, options)) still += "\n" + path + ": " + f->check + ": " + f->message;
-  }
-  std::filesystem::remove_all(scratch);
-  if (!still.empty()) GTEST_SKIP() << "still failing:" << still;
-}
-
 }  // namespace
 }  // namespace lathe::sweep

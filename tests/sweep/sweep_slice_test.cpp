@@ -22,14 +22,6 @@ constexpr uint64_t kSliceSeeds = 480;
 #endif
 constexpr int kShards = 8;
 
-// Seeds left out of the slice because they fail in code being changed
-// elsewhere (src/lathe/backends); shrunk examples are in known_failures/.
-// All of them: XNNPACK claims a 1x1 max/avg pool, which
-// xnn_create_{max,average}_pooling2d_nhwc_f32 rejects ("invalid parameter")
-// at init, so the lowered program cannot run (known_failures/38, 42).
-const std::set<uint64_t> kExcludedSeeds = {38,  42,  91,  96,  138, 141, 169, 173, 175, 176, 183, 193, 198, 201, 225,
-                                           248, 252, 296, 308, 320, 347, 351, 359, 373, 421, 427, 430, 440, 450, 474};
-
 uint64_t slice_seeds() {
   if (const char* e = std::getenv("LATHE_SWEEP_COUNT")) return std::strtoull(e, nullptr, 10);
   return kSliceSeeds;
@@ -46,7 +38,6 @@ TEST_P(SweepSlice, EveryProgramPassesEveryCheck) {
   CheckOptions options;
   options.scratch_dir = scratch;
   for (uint64_t seed = begin; seed < end; ++seed) {
-    if (kExcludedSeeds.count(seed)) continue;
     const ProgramSpec spec = generate_program(seed);
     auto failure = run_checks([&] { return build_program(spec); }, options);
     EXPECT_FALSE(failure.has_value()) << "seed " << seed << " (rerun: lathe_sweep --seed-start " << seed
