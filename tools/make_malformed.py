@@ -241,30 +241,31 @@ def build():
             e.over["crc"] = 0x12345678
     case("zip_json_crc_mismatch.pt2", bad_crc, "CRC-32 mismatch")
     # Zip bombs: DEFLATE entries that claim (or inflate to) far more than
-    # they hold. The ratio check refuses the claim before allocating.
+    # they hold. The ratio check refuses the claim before allocating. They
+    # sit in extra/, which is read only when copied ("write: ..." cases).
     bomb = E(TOP + "extra/bomb", b"\0" * 4096, deflate=True)
     bomb.over["size"] = 1 << 31
-    case("zip_bomb_ratio.pt2", archive(SIMPLE, add=[bomb]), "more than DEFLATE can produce")
+    case("zip_bomb_ratio.pt2", archive(SIMPLE, add=[bomb]), "write: more than DEFLATE can produce")
     big = E(TOP + "extra/bomb", b"\0" * 4096, deflate=True)
     big.over.update(size=0xFFFFFFFF, extra=zip64_extra(5 << 30))
-    case("zip_bomb_over_limit.pt2", archive(SIMPLE, add=[big]), "more than the limit of 4294967296")
+    case("zip_bomb_over_limit.pt2", archive(SIMPLE, add=[big]), "write: more than the limit of 4294967296")
     liar = E(TOP + "extra/bomb", b"\0" * (1 << 20), deflate=True)
     liar.over["size"] = 1000
     case("zip_bomb_inflates_past_declared_size.pt2", archive(SIMPLE, add=[liar]),
-         "inflates to more than its declared size of 1000 bytes")
+         "write: inflates to more than its declared size of 1000 bytes")
     # Spread over entries: each passes the per-entry bounds, together they
     # pass the total (the test reads with a 16 MiB total, so the file stays
     # small; the default is 8 GiB).
     spread = [E(TOP + "extra/zeros_%02d" % i, b"\0" * (1 << 20), deflate=True) for i in range(20)]
     case("zip_bomb_spread_over_entries.pt2", archive(SIMPLE, add=spread),
-         "bytes already inflated from this archive, more than the limit of 16777216 in all")
+         "write: bytes already inflated from this archive, more than the limit of 16777216 in all")
     short = E(TOP + "extra/short", b"\1" * 1000, deflate=True)
     short.over["size"] = 2000
     case("zip_deflate_shorter_than_declared.pt2", archive(SIMPLE, add=[short]),
-         "inflates to 1000 bytes, but the central directory declares 2000")
+         "write: inflates to 1000 bytes, but the central directory declares 2000")
     cut = E(TOP + "extra/cut", bytes(range(256)) * 8, deflate=True)
     cut.data = cut.data[: len(cut.data) // 2]
-    case("zip_deflate_stream_truncated.pt2", archive(SIMPLE, add=[cut]), "compressed data is truncated")
+    case("zip_deflate_stream_truncated.pt2", archive(SIMPLE, add=[cut]), "write: compressed data is truncated")
 
     # --- program JSON ------------------------------------------------------
     mj = "models/model.json"
@@ -292,9 +293,10 @@ def build():
                                   '"parameter_name":"linear.weight"}},{"user_input":{"arg":{"as_tensor":{"name":"arg"}}}}')}),
          "input_specs[1]: names 'arg' but graph input 1 is 'p_linear_bias'")
     # Nesting: arguments nested 300 deep, a spec argument nested 100,000
-    # deep, 100,000 nested arrays in a record carried verbatim. simdjson's
-    # On-Demand does not count levels it skips, so Lathe's own limit (256)
-    # must stop each before the stack runs out.
+    # deep, 500 nested arrays in a record carried verbatim. simdjson's
+    # On-Demand does not count levels it skips, so Lathe's own limits (256
+    # per decoded value, 1024 for the whole document) must stop each before
+    # the stack runs out.
     nested = '{"as_int":1}'
     for _ in range(300):
         nested = '{"as_string_to_argument":{"k":' + nested + "}}"
@@ -310,11 +312,19 @@ def build():
          archive(SIMPLE, {mj: sub('{"user_input":{"arg":{"as_tensor":{"name":"arg"}}}}',
                                   '{"user_input":{"arg":' + deep_arg + '}}')},
                  deflate=[mj]),
-         "nesting deeper than 256")
+         "JSON nested deeper than 1024 levels")
     case("json_nested_arrays.pt2",
-         archive(SIMPLE, {mj: sub('"treespec_namedtuple_fields":{}', '"treespec_namedtuple_fields":' + "[" * 100000 + "]" * 100000)},
+         archive(SIMPLE, {mj: sub('"treespec_namedtuple_fields":{}', '"treespec_namedtuple_fields":' + "[" * 500 + "]" * 500)},
                  deflate=[mj]),
          "$.graph_module.treespec_namedtuple_fields: nesting deeper than 256")
+    # Whatever the decoder reads or skips, the whole document is bounded
+    # (1024 levels) before decoding: 100,000 levels under a key the decoder
+    # does not know were once skipped unchecked.
+    case("json_nested_unknown_key.pt2",
+         archive(SIMPLE, {mj: sub('"treespec_namedtuple_fields":{}',
+                                  '"treespec_namedtuple_fields":{},"not_a_schema_key":' + "[" * 100000 + "]" * 100000)},
+                 deflate=[mj]),
+         "JSON nested deeper than 1024 levels")
 
     # --- weights configs and weight records --------------------------------
     wc = "data/weights/model_weights_config.json"
@@ -428,7 +438,8 @@ def main():
             os.remove(os.path.join(OUT, f))
     lines = ["# <file> -> <text the error must contain>. Generated by tools/make_malformed.py;",
              "# tests/malformed/malformed_test.cpp checks each (read_pt2 with default limits",
-             "# except a 16 MiB total for inflated bytes, then verify for lines 'verify: ...').",
+             "# except a 16 MiB total for inflated bytes, then verify for lines 'verify: ...',",
+             "# write_pt2 for lines 'write: ...').",
              "# Every read_pt2 error must also name the file."]
     total = 0
     for name, data, expected in CASES:

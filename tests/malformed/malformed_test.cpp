@@ -1,7 +1,8 @@
 // Every hand-made malformed archive in tests/malformed/ (written by
 // tools/make_malformed.py) must be refused with the error expected.txt
 // gives for it: read_pt2 fails, or — for lines "verify: <text>" — the file
-// loads and verify() fails. Limits are the defaults but for the total of
+// loads and verify() fails, or — for lines "write: <text>" (damaged records
+// that are only copied, read lazily) — it loads and write_pt2 fails. Limits are the defaults but for the total of
 // inflated bytes (16 MiB instead of 8 GiB, so a small file can exceed it). Errors from read_pt2 name the file. Nothing may
 // crash, hang or allocate without bound (the sanitizer build runs this too).
 #include <gmock/gmock.h>
@@ -62,6 +63,20 @@ TEST_P(Malformed, RefusedWithTheExpectedError) {
     Status s = verify(*program);
     ASSERT_FALSE(s.ok()) << path << " verifies, but should not";
     EXPECT_THAT(s.error().message(), HasSubstr(c.expected.substr(verify_prefix.size())));
+    return;
+  }
+  // Records Lathe only copies (extra/) are read when they are copied, so a
+  // damaged one is refused by the write, which leaves nothing behind.
+  const std::string write_prefix = "write: ";
+  if (c.expected.rfind(write_prefix, 0) == 0) {
+    ASSERT_TRUE(program.ok()) << "expected to load (and fail to be written): " << program.error().message();
+    const std::string dir = testing::temp_dir(), out = dir + "/copy.pt2";
+    Status s = write_pt2(*program, out);
+    ASSERT_FALSE(s.ok()) << path << " was copied, but should not be";
+    EXPECT_THAT(s.error().message(), HasSubstr(path + ": "));
+    EXPECT_THAT(s.error().message(), HasSubstr(c.expected.substr(write_prefix.size())));
+    EXPECT_FALSE(std::filesystem::exists(out));
+    EXPECT_THAT(testing::atomic_write_temporaries(dir), ::testing::IsEmpty());
     return;
   }
   ASSERT_FALSE(program.ok()) << path << " loads, but should be refused with: " << c.expected;

@@ -370,12 +370,7 @@ Result<std::shared_ptr<Storage>> ZipReader::view_storage(const ZipEntry& e) cons
   return Storage::view(keepalive_, bytes.data(), bytes.size());
 }
 
-Result<std::vector<std::byte>> ZipReader::read(const ZipEntry& e) const {
-  LATHE_ASSIGN_OR_RETURN(std::span<const std::byte> in, raw(e));
-  if (e.method == kMethodStored) return std::vector<std::byte>(in.begin(), in.end());
-  if (e.method != kMethodDeflate) {
-    return entry_error(e, "compression " + method_name(e.method) + " is not supported");
-  }
+Status ZipReader::claim_inflation(const ZipEntry& e) const {
   if (e.size > limits_.max_inflated_bytes) {
     return entry_error(e, "declares " + num(e.size) +
                               " bytes uncompressed, more than the limit of " +
@@ -395,6 +390,16 @@ Result<std::vector<std::byte>> ZipReader::read(const ZipEntry& e) const {
                               " in all");
   }
   inflated_ += e.size;
+  return Status::Ok();
+}
+
+Result<std::vector<std::byte>> ZipReader::read(const ZipEntry& e) const {
+  LATHE_ASSIGN_OR_RETURN(std::span<const std::byte> in, raw(e));
+  if (e.method == kMethodStored) return std::vector<std::byte>(in.begin(), in.end());
+  if (e.method != kMethodDeflate) {
+    return entry_error(e, "compression " + method_name(e.method) + " is not supported");
+  }
+  LATHE_RETURN_IF_ERROR(claim_inflation(e));
   std::vector<std::byte> out(static_cast<size_t>(e.size));
 
   z_stream zs{};

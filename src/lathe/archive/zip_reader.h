@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -83,6 +84,15 @@ class ZipReader {
   // Recomputes the CRC-32 of the uncompressed bytes and compares it with the
   // central directory's.
   Status check_crc(const ZipEntry& e) const;
+  // The entry's uncompressed bytes handed to `sink` in chunks of at most
+  // 1 MiB (DEFLATE entries inflated as they go), so copying a record that
+  // inflates to gigabytes needs no more memory than one chunk. DEFLATE
+  // entries count against the same limits as read() (so a small archive
+  // cannot make a copy of it gigabytes larger). Ends with an error, after
+  // the chunks, if the data does not inflate to exactly the declared size or
+  // fails its CRC-32 (callers write to a temporary file, so what the sink saw
+  // is thrown away). (zip_stream.cpp)
+  Status stream(const ZipEntry& e, const std::function<Status(std::span<const std::byte>)>& sink) const;
 
  private:
   ZipReader() = default;
@@ -92,6 +102,9 @@ class ZipReader {
   // would fault in (and count in RSS) the weight pages around every header.
   void read_at(uint64_t offset, size_t n, std::byte* out) const;
   Error entry_error(const ZipEntry& e, const std::string& what) const;
+  // Checks a DEFLATE entry's declared size against the limits and what its
+  // compressed bytes can produce, and counts it in inflated_.
+  Status claim_inflation(const ZipEntry& e) const;
   // The entry's raw bytes, re-checked against the region so that a ZipEntry
   // not obtained from this reader cannot read out of bounds.
   Result<std::span<const std::byte>> raw(const ZipEntry& e) const;

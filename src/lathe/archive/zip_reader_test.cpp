@@ -315,14 +315,55 @@ class ZipReaderDeflate : public ::testing::Test {
     auto d = r->read(*r->find("deflated.txt"));
     return d.ok() ? "<read fine>" : d.error().message();
   }
+  // stream() must refuse exactly what read() refuses, with the same words.
+  std::string stream_error(const Bytes& z, ZipLimits limits = {}) {
+    auto r = open_bytes(z, "test.zip", limits);
+    if (!r.ok()) return "open: " + r.error().message();
+    Status s = r->stream(*r->find("deflated.txt"), [](std::span<const std::byte>) { return Status::Ok(); });
+    return s.ok() ? "<read fine>" : s.error().message();
+  }
   Bytes zip_;
   uint64_t central_ = 0;
 };
+
+// Copying a record (an extra/ record on convert) streams it: every chunk is
+// at most 1 MiB, whatever the entry inflates to, and the bytes are exact.
+TEST(ZipReaderStream, LargeEntriesComeInBoundedChunks) {
+  const std::string dir = testing::temp_dir();
+  std::string out;
+  ASSERT_EQ(run_python(dir,
+                       "import sys, zipfile\n"
+                       "with zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z:\n"
+                       "    z.writestr('zeros', bytes(9 << 20))\n"
+                       "    z.writestr('stored', b'x' * 3000000, compress_type=zipfile.ZIP_STORED)\n",
+                       dir + "/big.zip", &out),
+            0)
+      << out;
+  const Bytes zip = read_file(dir + "/big.zip");
+  ASSERT_LT(zip.size(), 3'100'000u);  // the 9 MiB of zeros take ~9 KB
+  auto r = open_bytes(zip);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  for (const char* name : {"zeros", "stored"}) {
+    size_t total = 0, largest = 0;
+    bool exact = true;
+    Status s = r->stream(*r->find(name), [&](std::span<const std::byte> chunk) {
+      total += chunk.size();
+      largest = std::max(largest, chunk.size());
+      for (std::byte b : chunk) exact = exact && b == (std::string(name) == "zeros" ? std::byte{0} : std::byte{'x'});
+      return Status::Ok();
+    });
+    ASSERT_TRUE(s.ok()) << s.error().message();
+    EXPECT_EQ(total, r->find(name)->size) << name;
+    EXPECT_LE(largest, 1u << 20) << name;
+    EXPECT_TRUE(exact) << name;
+  }
+}
 
 TEST_F(ZipReaderDeflate, InflatesBeyondDeclaredSize) {
   poke32(zip_, central_ + 24, 100);
   EXPECT_EQ(read_error(zip_),
             "test.zip: entry 'deflated.txt': inflates to more than its declared size of 100 bytes");
+  EXPECT_EQ(stream_error(zip_), read_error(zip_));
 }
 
 TEST_F(ZipReaderDeflate, InflatesShortOfDeclaredSize) {
@@ -330,12 +371,14 @@ TEST_F(ZipReaderDeflate, InflatesShortOfDeclaredSize) {
   EXPECT_EQ(read_error(zip_),
             "test.zip: entry 'deflated.txt': inflates to 12000 bytes, but the central directory "
             "declares 12001");
+  EXPECT_EQ(stream_error(zip_), read_error(zip_));
 }
 
 TEST_F(ZipReaderDeflate, OverTheInflateLimit) {
   EXPECT_EQ(read_error(zip_, ZipLimits{.max_inflated_bytes = 1000}),
             "test.zip: entry 'deflated.txt': declares 12000 bytes uncompressed, more than the "
             "limit of 1000");
+  EXPECT_EQ(stream_error(zip_, ZipLimits{.max_inflated_bytes = 1000}), read_error(zip_, ZipLimits{.max_inflated_bytes = 1000}));
 }
 
 TEST_F(ZipReaderDeflate, ImpossibleExpansionRatio) {
@@ -344,6 +387,7 @@ TEST_F(ZipReaderDeflate, ImpossibleExpansionRatio) {
   EXPECT_EQ(read_error(zip_),
             "test.zip: entry 'deflated.txt': declares 1000000000 bytes uncompressed from only " +
                 n(csize) + " compressed bytes, more than DEFLATE can produce");
+  EXPECT_EQ(stream_error(zip_), read_error(zip_));
 }
 
 TEST_F(ZipReaderDeflate, TruncatedStream) {
@@ -353,6 +397,7 @@ TEST_F(ZipReaderDeflate, TruncatedStream) {
   EXPECT_EQ(
       read_error(zip_),
       "test.zip: entry 'deflated.txt': compressed data is truncated (DEFLATE stream ends early)");
+  EXPECT_EQ(stream_error(zip_), read_error(zip_));
 }
 
 TEST_F(ZipReaderDeflate, CorruptStream) {
@@ -362,6 +407,7 @@ TEST_F(ZipReaderDeflate, CorruptStream) {
   zip_[r->find("deflated.txt")->data_offset] = std::byte{0xFF};
   EXPECT_EQ(read_error(zip_),
             "test.zip: entry 'deflated.txt': corrupt DEFLATE data: invalid block type");
+  EXPECT_EQ(stream_error(zip_), read_error(zip_));
   auto r2 = open_bytes(zip_);
   ASSERT_TRUE(r2.ok());
   Status s = r2->check_crc(*r2->find("deflated.txt"));

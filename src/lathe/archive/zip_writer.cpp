@@ -41,6 +41,14 @@ Status ZipWriter::add(std::string_view name, const std::string& text) {
 }
 
 Status ZipWriter::add(std::string_view name, std::span<const std::byte> data) {
+  return add(name, data.size(), [&](const ByteSource::Sink& sink) { return data.empty() ? Status::Ok() : sink(data); });
+}
+
+Status ZipWriter::add(std::string_view name, const ByteSource& source) {
+  return add(name, source.size(), [&](const ByteSource::Sink& sink) { return source.stream(sink); });
+}
+
+Status ZipWriter::add(std::string_view name, uint64_t size, const ByteSource::Producer& produce) {
   const std::string quoted = zip_detail::quoted(name);
   if (finished_) return make_error("zip writer: cannot add entry " + quoted + " after finish()");
   if (failed_)
@@ -54,15 +62,11 @@ Status ZipWriter::add(std::string_view name, std::span<const std::byte> data) {
   }
 
   const uint64_t offset = sink_.position() - start_;
-  const uint64_t size = data.size();
   const bool big_size = size >= kMax32;
   const bool big_offset = offset >= kMax32;
   const bool zip64 = big_size || big_offset;
   const uint16_t version = zip64 ? kVersionZip64 : kVersionDefault;
   const auto name_len = static_cast<uint16_t>(name.size());
-  const uint32_t crc =
-      static_cast<uint32_t>(crc32_z(0, reinterpret_cast<const Bytef*>(data.data()), data.size()));
-  last_crc_ = crc;
   // Like miniz (mz_zip_writer_add_mem_ex_v2), an empty entry gets no data
   // descriptor and so no 0x0008 flag: its zero CRC and sizes in the local
   // header are already the real ones.
@@ -109,6 +113,23 @@ Status ZipWriter::add(std::string_view name, std::span<const std::byte> data) {
   put16(head, pad);
   head.insert(head.end(), pad, std::byte{'Z'});
 
+  // The data goes out as it is produced (a copied record may be larger than
+  // memory); its CRC is known once it has all passed.
+  Status head_written = sink_.write(as_bytes(head));
+  if (!head_written.ok()) return fail("entry " + quoted + ": " + head_written.error().message());
+  uint32_t crc = 0;
+  uint64_t written = 0;
+  Status data_written = produce([&](std::span<const std::byte> chunk) -> Status {
+    crc = static_cast<uint32_t>(crc32_z(crc, reinterpret_cast<const Bytef*>(chunk.data()), chunk.size()));
+    written += chunk.size();
+    return sink_.write(chunk);
+  });
+  if (data_written.ok() && written != size) {
+    data_written = make_error("produced " + std::to_string(written) + " bytes, not the " + std::to_string(size) + " declared");
+  }
+  if (!data_written.ok()) return fail("entry " + quoted + ": " + data_written.error().message());
+  last_crc_ = crc;
+
   // Data descriptor: 8-byte sizes exactly when the local header has a zip64
   // extra field (APPNOTE 4.3.9.1).
   std::vector<std::byte> descriptor;
@@ -124,10 +145,8 @@ Status ZipWriter::add(std::string_view name, std::span<const std::byte> data) {
     }
   }
 
-  for (std::span<const std::byte> part : {as_bytes(head), data, as_bytes(descriptor)}) {
-    Status s = sink_.write(part);
-    if (!s.ok()) return fail("entry " + quoted + ": " + s.error().message());
-  }
+  Status s = sink_.write(as_bytes(descriptor));
+  if (!s.ok()) return fail("entry " + quoted + ": " + s.error().message());
 
   // Central directory entry, kept until finish().
   const uint16_t zip64_central_len =

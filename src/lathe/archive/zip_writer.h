@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "lathe/core/atomic_file.h"
+#include "lathe/core/byte_source.h"
 #include "lathe/core/result.h"
 
 namespace lathe {
@@ -40,6 +41,13 @@ class ZipWriter {
   // backslashes or NUL bytes, and unique.
   Status add(std::string_view name, std::span<const std::byte> data);
   Status add(std::string_view name, const std::string& text);
+  Status add(std::string_view name, const std::vector<std::byte>& data) {
+    return add(name, std::span<const std::byte>(data));
+  }
+  // The same for bytes produced in chunks (a record copied from another
+  // archive without holding it whole); `size` must be what they add up to.
+  Status add(std::string_view name, const ByteSource& source);
+  Status add(std::string_view name, uint64_t size, const ByteSource::Producer& produce);
   // Writes the central directory and end records. No add() afterwards.
   Status finish();
 

@@ -11,7 +11,9 @@
 #include <set>
 #include <sstream>
 
+#include "lathe/core/printable.h"
 #include "lathe/ir/printer.h"
+#include "lathe/ir/verify.h"
 #include "lathe/serde/pt2.h"
 
 namespace lathe::cli {
@@ -71,14 +73,14 @@ std::string schema_text(const ExportedProgram& ep) {
   std::string s = ep.legacy_schema_version
                       ? "export schema " + std::to_string(*ep.legacy_schema_version) + ", upgraded to " + v
                       : "export schema " + v;
-  return s + ", torch " + ep.torch_version;
+  return s + ", torch " + printable_name(ep.torch_version);
 }
 
 // "s77 in [1, 64], u0 in [0, inf]"
 std::string ranges_text(const ExportedProgram& ep) {
   std::string s;
   for (const auto& [symbol, r] : ep.range_constraints) {
-    s += (s.empty() ? "" : ", ") + symbol + " in " + range_text(r);
+    s += (s.empty() ? "" : ", ") + printable_name(symbol) + " in " + range_text(r);
   }
   return s;
 }
@@ -92,7 +94,7 @@ std::string inspect_text(const Program& program, const std::string& path, const 
   for (const auto& m : program.methods) {
     const ExportedProgram& ep = *m.program;
     const Graph& g = ep.graph();
-    o << "\nmethod " << m.name << ": " << g.node_count() << " nodes (" << schema_text(ep) << ")\n";
+    o << "\nmethod " << printable_name(m.name) << ": " << g.node_count() << " nodes (" << schema_text(ep) << ")\n";
     if (!ep.range_constraints.empty()) o << "  ranges: " << ranges_text(ep) << "\n";
     // Columns sized to this method's longest entries, so long names from
     // deep module paths still line up.
@@ -101,14 +103,16 @@ std::string inspect_text(const Program& program, const std::string& path, const 
       const auto& spec = ep.input_specs[i];
       std::string type;
       g.inputs()[i].for_each_value([&](Value* v) { type = format_type(*v); });
-      rows.push_back({std::string(input_kind_name(spec.kind)), value_name(g.inputs()[i]), type, spec.target});
+      rows.push_back({std::string(input_kind_name(spec.kind)), printable_name(value_name(g.inputs()[i])),
+                      printable_name(type), printable_name(spec.target)});
     }
     size_t outputs_begin = rows.size();
     for (size_t i = 0; i < ep.output_specs.size() && i < g.outputs().size(); ++i) {
       const auto& spec = ep.output_specs[i];
       std::string type;
       g.outputs()[i].for_each_value([&](Value* v) { type = format_type(*v); });
-      rows.push_back({std::string(output_kind_name(spec.kind)), value_name(g.outputs()[i]), type, spec.target});
+      rows.push_back({std::string(output_kind_name(spec.kind)), printable_name(value_name(g.outputs()[i])),
+                      printable_name(type), printable_name(spec.target)});
     }
     std::array<size_t, 3> width{0, 0, 0};
     for (const auto& r : rows)
@@ -124,7 +128,7 @@ std::string inspect_text(const Program& program, const std::string& path, const 
     }
     o << "  ops:\n";
     for (const auto& [op, count] : op_histogram(g)) {
-      o << "    " << std::right << std::setw(5) << count << "  " << op << "\n";
+      o << "    " << std::right << std::setw(5) << count << "  " << printable_name(op) << "\n";
     }
     WeightSummary w = weight_summary(ep);
     o << "  weights: " << w.count << " tensors, " << human_bytes(w.bytes);
@@ -198,7 +202,9 @@ std::string inspect_json(const Program& program) {
     methods[m.name] = std::move(mj);
   }
   root["methods"] = std::move(methods);
-  return root.dump();
+  // Names are the file's bytes: not always valid UTF-8, which dump() would
+  // throw on; invalid sequences become U+FFFD.
+  return root.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 Command add_inspect_command(CLI::App& app) {
@@ -224,6 +230,14 @@ int run_inspect(const std::string& path, const InspectOptions& options, std::ost
     out << inspect_json(*program) << "\n";
   } else {
     out << inspect_text(*program, path, options);
+  }
+  // What was read is shown either way (it helps find the fault), but a
+  // program that does not verify (a parameter whose stored shape disagrees
+  // with its placeholder, say) is an error, as every other command says.
+  Status ok = verify(*program);
+  if (!ok.ok()) {
+    err << "lathe inspect: " << path << ": " << ok.error().message() << "\n";
+    return 1;
   }
   return 0;
 }

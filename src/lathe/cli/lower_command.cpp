@@ -13,6 +13,8 @@
 
 #include "lathe/backends/lower.h"
 #include "lathe/cli/commands.h"
+#include "lathe/cli/option_checks.h"
+#include "lathe/core/printable.h"
 #include "lathe/passes/pass_manager.h"
 #include "lathe/serde/pt2.h"
 
@@ -54,7 +56,7 @@ int run_lower(const LowerOptions& o, std::ostream& out, std::ostream& err) {
   for (const MethodLowering& m : lowered->methods) {
     if (o.explain) out << explain_lowering(m);
     const size_t after = program->find_method(m.method)->program->graph().node_count();
-    out << "method " << m.method << ": " << nodes_before[m.method] << " -> " << after << " nodes; " << m.report.delegates
+    out << "method " << printable_name(m.method) << ": " << nodes_before[m.method] << " -> " << after << " nodes; " << m.report.delegates
         << " " << o.backend << " delegate(s) holding " << m.report.claimed_nodes << " node(s)\n";
   }
   out << "wrote " << o.output << "\n";
@@ -69,7 +71,7 @@ Command add_lower_command(CLI::App& app) {
   cmd->add_option("input", o->input, "The .pt2 archive to read")->required();
   cmd->add_option("-o,--output", o->output, "The .pt2 archive to write (atomically)")->required();
   cmd->add_option("--backend", o->backend, "Backend (default: xnnpack)");
-  cmd->add_option("--method", o->method, "Only this method (the others are written unchanged)");
+  cmd->add_option("--method", o->method, "Only this method (the others are written unchanged)")->check(non_empty_check());
   cmd->add_flag("--explain", o->explain, "One line per node: claimed (and as what) or not, and why");
   return Command{cmd, [o] { return run_lower(*o, std::cout, std::cerr); }};
 }

@@ -2,11 +2,40 @@
 // in its own <name>_command.cpp and is listed here.
 #include <CLI/CLI.hpp>
 
+#include <exception>
+#include <iostream>
+#include <new>
 #include <vector>
 
 #include "lathe/cli/commands.h"
+#include "lathe/core/temp_files.h"
+
+namespace {
+
+// The last resort: every subcommand validates its inputs and returns errors,
+// but whatever still escapes (an allocation a memory limit refuses, a thread
+// the system will not start) must end as one line and exit status 1, not as
+// std::terminate's abort. Temporary files are removed on the way out by
+// their owners' destructors, which unwinding to here runs.
+int run_guarded(const lathe::cli::Command& c) {
+  const std::string who = "lathe " + c.app->get_name() + ": ";
+  try {
+    return c.run();
+  } catch (const std::bad_alloc&) {
+    std::cerr << who << "out of memory (an allocation was refused; is a memory limit set, or does the input "
+              << "declare sizes larger than it holds?)\n";
+  } catch (const std::exception& e) {
+    std::cerr << who << "unexpected error: " << e.what() << "\n";
+  } catch (...) {
+    std::cerr << who << "unexpected error\n";
+  }
+  return 1;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
+  lathe::install_temp_file_cleanup();
   CLI::App app{"Lathe: load, rewrite, lower, run and save torch.export programs (.pt2)", "lathe"};
   app.require_subcommand(1);
   std::vector<lathe::cli::Command> commands = {
@@ -23,7 +52,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   for (auto& c : commands) {
-    if (c.app->parsed()) return c.run();
+    if (c.app->parsed()) return run_guarded(c);
   }
   return 2;
 }

@@ -19,10 +19,25 @@ Result<DifferentialPassCheck::MethodState*> DifferentialPassCheck::state_for(con
   MethodState s;
   LATHE_ASSIGN_OR_RETURN(DefaultInputs found, default_inputs(options_.archive_path, *m, InputPreference::SampleFirst));
   for (ReferenceCall& c : found.calls) s.inputs.push_back(std::move(c.inputs));
+  // Random inputs are made per call later; making one set now refuses a
+  // program whose declared sizes cannot be had before any pass runs.
+  if (s.inputs.empty()) {
+    auto probe = random_inputs(*m->program, options_.seed);
+    if (!probe.ok()) return probe.error();
+  }
   s.source = s.inputs.empty() ? "seeded random inputs (seed " + std::to_string(options_.seed) + ", 2 calls)"
                               : found.source;
   order_.push_back(method);
   return &methods_.emplace(method, std::move(s)).first->second;
+}
+
+Status DifferentialPassCheck::prepare(const std::string& only) {
+  for (const Method& m : reference_.methods) {
+    if (!only.empty() && m.name != only) continue;
+    auto state = state_for(m.name);
+    if (!state.ok()) return state.error().context("method '" + m.name + "': cannot load inputs to verify with");
+  }
+  return Status::Ok();
 }
 
 Status DifferentialPassCheck::after_pass(const std::string& method, size_t pass_index, ExportedProgram& after) {

@@ -40,6 +40,11 @@ class DifferentialPassCheck {
   DifferentialPassCheck(Program reference, std::vector<std::unique_ptr<Pass>> mirror,
                         DifferentialPassOptions options);
 
+  // Loads each method's inputs (or just `only`'s) before any pass runs, so a
+  // damaged sample-input record is reported as such, naming the record, and
+  // not as a failure after the first pass.
+  Status prepare(const std::string& only);
+
   // The PassManager's after_each hook.
   Status after_pass(const std::string& method, size_t pass_index, ExportedProgram& after);
 

@@ -47,8 +47,8 @@ CheckedRun run_checked(const std::string& archive, std::vector<std::unique_ptr<P
   auto reference = read_pt2(archive);
   EXPECT_TRUE(work.ok() && reference.ok());
   if (drop_sample_inputs) {
-    for (Method& m : work->methods) m.sample_inputs.clear();
-    for (Method& m : reference->methods) m.sample_inputs.clear();
+    for (Method& m : work->methods) m.sample_inputs = {};
+    for (Method& m : reference->methods) m.sample_inputs = {};
   }
   DifferentialPassCheck check(std::move(reference).value(), std::move(mirror),
                               DifferentialPassOptions{reference_archive_path.empty() ? archive : reference_archive_path});

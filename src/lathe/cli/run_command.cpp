@@ -9,6 +9,8 @@
 #include "lathe/backends/lower.h"
 #include "lathe/backends/xnnpack_backend.h"
 #include "lathe/cli/commands.h"
+#include "lathe/cli/option_checks.h"
+#include "lathe/core/printable.h"
 #include "lathe/ir/printer.h"
 #include "lathe/runtime/compare.h"
 #include "lathe/runtime/default_inputs.h"
@@ -35,6 +37,35 @@ std::string describe_inputs(const Executor& ex) {
   return s;
 }
 
+// An --inputs file against the user input it is given for: dtype, rank and
+// static sizes, named by the file (the executor's own check names only the
+// input).
+Status check_input_file(size_t index, const IoInfo& in, const Tensor& t, const std::string& path) {
+  if (!in.meta) return Status::Ok();
+  const TensorMeta& m = *in.meta;
+  bool same = t.dtype == m.dtype && t.sizes.size() == m.sizes.size();
+  for (size_t d = 0; same && d < m.sizes.size(); ++d) same = !m.sizes[d].is_concrete() || m.sizes[d].value() == t.sizes[d];
+  if (same) return Status::Ok();
+  return make_error(path + ": input " + std::to_string(index) + " '" + printable_name(in.name) + "': expected " +
+                    std::string(dtype_name(m.dtype)) + " " + format_dims(m.sizes) + ", got " +
+                    std::string(dtype_name(t.dtype)) + " " + shape_string(t.sizes));
+}
+
+Result<ReferenceCall> read_input_files(const Executor& ex, const std::vector<std::string>& paths) {
+  const auto& ins = ex.user_inputs();
+  if (paths.size() != ins.size()) {
+    return make_error("--inputs gives " + std::to_string(paths.size()) + " file(s) for " + std::to_string(ins.size()) +
+                      " user input(s) (" + describe_inputs(ex) + ")");
+  }
+  ReferenceCall c;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    LATHE_ASSIGN_OR_RETURN(Tensor t, read_npy(paths[i]));
+    LATHE_RETURN_IF_ERROR(check_input_file(i, ins[i], t, paths[i]));
+    c.inputs.push_back(std::move(t));
+  }
+  return c;
+}
+
 std::string fmt(const char* f, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, f, v);
@@ -59,7 +90,7 @@ int run_run(const RunOptions& o, std::ostream& out, std::ostream& err) {
     method = &program->methods[0];
   } else {
     std::string names;
-    for (const auto& m : program->methods) names += (names.empty() ? "" : ", ") + m.name;
+    for (const auto& m : program->methods) names += (names.empty() ? "" : ", ") + printable_name(m.name);
     return fail(o.path + " has methods " + names + "; pick one with --method");
   }
   // Delegate nodes (a lowered archive, or --backend) run on the built-in
@@ -69,29 +100,28 @@ int run_run(const RunOptions& o, std::ostream& out, std::ostream& err) {
     const Backend* backend = find_backend(o.backend);
     if (!backend) return fail("unknown backend '" + o.backend + "'");
     auto lowered = lower_program(*program, *backend, method->name);
-    if (!lowered.ok()) return fail(method->name + ": lowering to " + o.backend + ": " + lowered.error().message());
+    if (!lowered.ok()) return fail(printable_name(method->name) + ": lowering to " + o.backend + ": " + lowered.error().message());
     err << "lowered to " << o.backend << ": " << lowered->methods[0].report.delegates << " delegate(s) holding "
         << lowered->methods[0].report.claimed_nodes << " node(s)\n";
   }
   ExecutorOptions exec_options;
   exec_options.delegates = &builtin_delegates();
   auto executor = Executor::create(*method->program, exec_options);
-  if (!executor.ok()) return fail(method->name + ": " + executor.error().message());
+  if (!executor.ok()) return fail(printable_name(method->name) + ": " + executor.error().message());
   Executor& ex = **executor;
 
   // ---- inputs (and, for --check, expected outputs) ------------------------------------
   const std::string ref_dir =
       o.reference.empty() ? reference_dir(o.path, method->name) : o.reference + "/" + method->name;
   std::vector<ReferenceCall> calls;
+  // Where the inputs came from, said once the first call ran: an error stays
+  // one line.
+  std::string inputs_note;
   if (!o.inputs.empty()) {
     if (o.check) return fail("--check compares with the fixture's reference outputs for its own inputs; drop --inputs");
-    ReferenceCall c;
-    for (const std::string& p : o.inputs) {
-      auto t = read_npy(p);
-      if (!t.ok()) return fail(t.error().message());
-      c.inputs.push_back(std::move(t).value());
-    }
-    calls.push_back(std::move(c));
+    auto c = read_input_files(ex, o.inputs);
+    if (!c.ok()) return fail(c.error().message());
+    calls.push_back(std::move(c).value());
   } else {
     auto found = default_inputs(o.path, *method, InputPreference::ReferenceFirst, o.reference);
     if (!found.ok()) return fail(found.error().message());
@@ -106,7 +136,7 @@ int run_run(const RunOptions& o, std::ostream& out, std::ostream& err) {
                   "/call_0 (the archive's sample inputs come without outputs)");
     }
     if (!o.check) calls.resize(1);
-    err << "inputs: " << found->source << "\n";
+    inputs_note = "inputs: " + found->source + "\n";
   }
 
   // ---- run --------------------------------------------------------------------------------
@@ -114,8 +144,11 @@ int run_run(const RunOptions& o, std::ostream& out, std::ostream& err) {
   std::vector<Tensor> first_outputs;
   for (size_t k = 0; k < calls.size(); ++k) {
     auto result = ex.run(calls[k].inputs);
-    if (!result.ok()) return fail(method->name + (calls.size() > 1 ? " call " + std::to_string(k) : "") + ": " + result.error().message());
-    if (k == 0) first_outputs = *result;
+    if (!result.ok()) return fail(printable_name(method->name) + (calls.size() > 1 ? " call " + std::to_string(k) : "") + ": " + result.error().message());
+    if (k == 0) {
+      err << inputs_note;
+      first_outputs = *result;
+    }
     if (!o.check) continue;
     if (calls[k].outputs.size() != result->size()) {
       return fail("call " + std::to_string(k) + ": " + std::to_string(result->size()) + " outputs but " +
@@ -124,7 +157,7 @@ int run_run(const RunOptions& o, std::ostream& out, std::ostream& err) {
     for (size_t i = 0; i < result->size(); ++i) {
       TensorDiff d = compare_tensors((*result)[i], calls[k].outputs[i], Tolerance{o.rtol, o.atol});
       all_ok = all_ok && d.ok;
-      out << "call " << k << " output " << i << " '" << ex.user_outputs()[i].name << "': " << d.describe() << "  "
+      out << "call " << k << " output " << i << " '" << printable_name(ex.user_outputs()[i].name) << "': " << d.describe() << "  "
           << (d.ok ? "ok" : "FAIL") << "\n";
     }
   }
@@ -142,7 +175,7 @@ int run_run(const RunOptions& o, std::ostream& out, std::ostream& err) {
   for (size_t i = 0; i < first_outputs.size(); ++i) {
     const Tensor& t = first_outputs[i];
     if (!o.check) {
-      out << "output " << i << " '" << ex.user_outputs()[i].name << "': " << dtype_name(t.dtype) << " "
+      out << "output " << i << " '" << printable_name(ex.user_outputs()[i].name) << "': " << dtype_name(t.dtype) << " "
           << shape_string(t.sizes);
     }
     if (!o.out_dir.empty()) {
@@ -179,7 +212,7 @@ Command add_run_command(CLI::App& app) {
   auto o = std::make_shared<RunOptions>();
   auto* cmd = app.add_subcommand("run", "Run a method on the portable runtime (inputs from .npy or the fixture's reference)");
   cmd->add_option("file", o->path, "The .pt2 archive")->required();
-  cmd->add_option("--method", o->method, "Method to run (default: the only one)");
+  cmd->add_option("--method", o->method, "Method to run (default: the only one)")->check(non_empty_check());
   cmd->add_option("--inputs", o->inputs, "User inputs as .npy files, in signature order")->delimiter(',');
   cmd->add_option("--out", o->out_dir, "Write user outputs as DIR/output_<i>.npy");
   cmd->add_flag("--check", o->check, "Compare with the fixture's reference outputs (every reference call, in order)");
@@ -187,10 +220,10 @@ Command add_run_command(CLI::App& app) {
                   "Reference calls from this folder (<DIR>/<method>/call_<k>/) instead of <stem>.ref beside the "
                   "archive: check a transformed or lowered copy against the original's");
   cmd->add_option("--repeat", o->repeat, "Time N more runs; print median and p90 latency")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--threads", o->threads, "Intra-op threads (default 1; XNNPACK delegates: every core)")->check(CLI::PositiveNumber);
+  cmd->add_option("--threads", o->threads, "Intra-op threads (default 1; XNNPACK delegates: every core)")->check(threads_check());
   cmd->add_option("--backend", o->backend, "Lower to this backend in memory first (xnnpack)");
-  cmd->add_option("--rtol", o->rtol, "--check: tolerance relative to the output's max |ref| (default 1e-5)");
-  cmd->add_option("--atol", o->atol, "--check: absolute tolerance (default 0)");
+  cmd->add_option("--rtol", o->rtol, "--check: tolerance relative to the output's max |ref| (default 1e-5)")->check(tolerance_check());
+  cmd->add_option("--atol", o->atol, "--check: absolute tolerance (default 0)")->check(tolerance_check());
   return Command{cmd, [o, cmd] {
                    o->threads_given = cmd->count("--threads") > 0;
                    return run_run(*o, std::cout, std::cerr);

@@ -17,6 +17,8 @@
 #include <sstream>
 
 #include "lathe/cli/commands.h"
+#include "lathe/cli/option_checks.h"
+#include "lathe/core/printable.h"
 #include "lathe/cli/pass_differential.h"
 #include "lathe/ir/verify.h"
 #include "lathe/passes/constant_propagation.h"
@@ -141,6 +143,11 @@ int run_transform(const TransformOptions& o, std::ostream& out, std::ostream& er
     }
     check = std::make_unique<DifferentialPassCheck>(std::move(reference).value(), std::move(mirror).value(),
                                                     DifferentialPassOptions{o.input, Tolerance{o.rtol, o.atol}, 0});
+    Status inputs = check->prepare(o.method);
+    if (!inputs.ok()) {
+      err << "lathe transform: " << inputs.error().message() << "\n";
+      return 1;
+    }
     pmo.after_each = [&check](const std::string& method, size_t index, ExportedProgram& program) {
       return check->after_pass(method, index, program);
     };
@@ -157,7 +164,8 @@ int run_transform(const TransformOptions& o, std::ostream& out, std::ostream& er
   // Never write a program that does not verify, whatever the flags.
   Status ok = verify(*program);
   if (!ok.ok()) {
-    err << "lathe transform: the result does not verify, nothing written: " << ok.error().message() << "\n";
+    err << "lathe transform: " << o.output << ": the result of transforming " << o.input
+        << " does not verify, nothing written: " << ok.error().message() << "\n";
     return 1;
   }
   Status written = write_pt2(*program, o.output);
@@ -167,14 +175,14 @@ int run_transform(const TransformOptions& o, std::ostream& out, std::ostream& er
   }
 
   if (o.explain) {
-    for (const auto& r : ctx.records()) out << r.method << ": " << r.message << "\n";
+    for (const auto& r : ctx.records()) out << printable_name(r.method) << ": " << printable_name(r.message) << "\n";
   }
   for (const Method& m : program->methods) {
     if (!o.method.empty() && m.name != o.method) {
-      out << "method " << m.name << ": not selected, unchanged\n";
+      out << "method " << printable_name(m.name) << ": not selected, unchanged\n";
       continue;
     }
-    out << "method " << m.name << ": " << nodes_before[m.name] << " -> " << m.program->graph().node_count()
+    out << "method " << printable_name(m.name) << ": " << nodes_before[m.name] << " -> " << m.program->graph().node_count()
         << " nodes; " << op_changes(before[m.name], op_counts(m.program->graph())) << "\n";
     for (const auto& t : pm.timings()) {
       if (t.method != m.name) continue;
@@ -198,13 +206,13 @@ Command add_transform_command(CLI::App& app) {
   cmd->add_option("-o,--output", o->output, "The .pt2 archive to write (atomically)");
   cmd->add_option("--passes", o->passes,
                   std::string("Comma-separated passes, in order (default: ") + kDefaultPasses + ")");
-  cmd->add_option("--method", o->method, "Only this method (the others are written unchanged)");
+  cmd->add_option("--method", o->method, "Only this method (the others are written unchanged)")->check(non_empty_check());
   cmd->add_flag("--explain", o->explain, "One line per candidate: rewritten, or kept and why");
   cmd->add_flag("--verify", o->verify,
                 "Verify the input and the program after every pass, and run each method before and after every "
                 "pass on the same inputs (fails naming the pass whose outputs differ)");
-  cmd->add_option("--rtol", o->rtol, "--verify: tolerance relative to the output's max |value| (default 1e-5)");
-  cmd->add_option("--atol", o->atol, "--verify: absolute tolerance (default 1e-6)");
+  cmd->add_option("--rtol", o->rtol, "--verify: tolerance relative to the output's max |value| (default 1e-5)")->check(tolerance_check());
+  cmd->add_option("--atol", o->atol, "--verify: absolute tolerance (default 1e-6)")->check(tolerance_check());
   cmd->add_flag("--print-after-each", o->print_after_each, "Print each method's IR after every pass");
   cmd->add_option("--keep", o->keep,
                   "Ops the decompose pass leaves whole, comma-separated (e.g. aten.linear.default)");

@@ -6,8 +6,11 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
+
+#include "lathe/core/temp_files.h"
 
 namespace lathe {
 namespace {
@@ -55,31 +58,67 @@ class FdSink : public FileSink {
   uint64_t position_ = 0;
 };
 
+// What the finished file's mode will be: the replaced file's (a user who
+// made it group-writable keeps that), else what creat() would give.
+// Refuses to replace anything but a regular file: renaming over /dev/null
+// or a symlink would silently turn it into a regular file.
+Result<mode_t> target_mode(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) {
+    if (S_ISLNK(st.st_mode)) {
+      return make_error(path + ": is a symbolic link; refusing to replace it with a regular file (write to the "
+                               "link's target path instead)");
+    }
+    if (!S_ISREG(st.st_mode)) {
+      return make_error(path + ": is not a regular file (a directory, device, FIFO or socket); refusing to "
+                               "replace it");
+    }
+    return st.st_mode & 07777;
+  }
+  if (errno != ENOENT) return make_error(path + ": cannot stat: " + std::strerror(errno));
+  // umask can only be read by setting it; it is put back at once.
+  const mode_t mask = ::umask(022);
+  ::umask(mask);
+  return 0666 & ~mask;
+}
+
+// The test-only pause (LATHE_TEST_PAUSE_AFTER_TEMP) lets the signal tests
+// interrupt a write at a known point, with the temporary file on disk.
+void pause_if_testing() {
+  if (std::getenv("LATHE_TEST_PAUSE_AFTER_TEMP") == nullptr) return;
+  for (;;) ::pause();
+}
+
 }  // namespace
 
 Status write_file_atomically(const std::string& path,
                              const std::function<Status(FileSink&)>& writer) {
+  LATHE_ASSIGN_OR_RETURN(const mode_t mode, target_mode(path));
   std::string tmpl = path + ".tmp-XXXXXX";
   std::vector<char> name(tmpl.begin(), tmpl.end());
   name.push_back('\0');
   int fd = ::mkstemp(name.data());
   if (fd < 0) return make_error(path + ": cannot create a temporary file beside it: " + std::strerror(errno));
   // Until the rename succeeds, every way out (errors and exceptions thrown
-  // by the writer alike) closes and removes the temporary file.
+  // by the writer alike) closes and removes the temporary file; a signal
+  // removes it through the registry (temp_files.h).
   struct Temporary {
     int fd;
     std::string name;
+    int slot = register_temp_file(name);
     bool done = false;
     ~Temporary() {
       if (fd >= 0) ::close(fd);
       if (!done) ::unlink(name.c_str());
+      unregister_temp_file(slot);
     }
   } tmp{fd, std::string(name.data())};
+  pause_if_testing();
   FdSink sink(fd, path);
   Status s = writer(sink);
   if (!s.ok()) return s;
   LATHE_RETURN_IF_ERROR(sink.flush());
-  if (::fchmod(fd, 0644) != 0 || ::fsync(fd) != 0) {
+  if (::fchmod(fd, mode) != 0 || ::fsync(fd) != 0) {
     return make_error(path + ": cannot finish the temporary file: " + std::strerror(errno));
   }
   tmp.fd = -1;

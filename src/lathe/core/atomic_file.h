@@ -2,6 +2,13 @@
 // goes to a temporary file beside the target, which is flushed and renamed
 // into place only when the writer succeeded. On failure the previous file is
 // untouched and the temporary file is removed.
+//
+// Only a regular file (or nothing) is replaced: a symlink, a directory, a
+// device such as /dev/null or a FIFO at `path` is refused with an error, never
+// turned into a regular file. The result keeps the replaced file's mode (a new
+// file gets 0666 minus the umask). The temporary file is removed on SIGINT,
+// SIGTERM, SIGHUP and SIGQUIT once install_temp_file_cleanup() ran
+// (temp_files.h); SIGKILL leaves it, as <path>.tmp-XXXXXX.
 #pragma once
 
 #include <cstddef>

@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "lathe/core/temp_files.h"
 #include "support/testing.h"
 
 namespace lathe {
@@ -142,16 +144,76 @@ TEST_F(AtomicFile, CannotCreateTheTemporaryFile) {
   ExpectOldFileIntactAndNoTemporaries();
 }
 
-// The rename fails (the target is a directory): the directory stays as it
-// was and the finished temporary file is removed.
+// The rename fails (the target became a directory while the file was being
+// written): the directory stays as it was and the finished temporary file is
+// removed.
 TEST_F(AtomicFile, RenameIntoPlaceFails) {
   const std::string target = dir_ + "/occupied";
-  fs::create_directories(target + "/inside");
-  Status s = write_file_atomically(target, [](FileSink& sink) { return sink.write(std::string("new bytes")); });
+  Status s = write_file_atomically(target, [&](FileSink& sink) {
+    fs::create_directories(target + "/inside");
+    return sink.write(std::string("new bytes"));
+  });
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(s.error().message(), HasSubstr("cannot rename the finished file into place"));
   EXPECT_TRUE(fs::is_directory(target + "/inside"));
   ExpectOldFileIntactAndNoTemporaries();
+}
+
+// -o /dev/null (as root) or -o link once replaced the device or the link by
+// a regular file and succeeded. Anything but a regular file is refused,
+// before a temporary file exists, and left as it was.
+TEST_F(AtomicFile, RefusesToReplaceWhatIsNotARegularFile) {
+  const std::string fifo = dir_ + "/fifo", link = dir_ + "/link", folder = dir_ + "/folder";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  fs::create_symlink(path_, link);
+  fs::create_directories(folder);
+  auto write = [](const std::string& p) { return write_file_atomically(p, [](FileSink& k) { return k.write(std::string("x")); }); };
+  Status f = write(fifo);
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.error().message(), fifo + ": is not a regular file (a directory, device, FIFO or socket); refusing to replace it");
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  Status l = write(link);
+  ASSERT_FALSE(l.ok());
+  EXPECT_THAT(l.error().message(), HasSubstr(link + ": is a symbolic link; refusing to replace it"));
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_FALSE(write(folder).ok());
+  EXPECT_TRUE(fs::is_directory(folder));
+  ExpectOldFileIntactAndNoTemporaries();
+}
+
+// SIGINT/SIGTERM during a write once left <name>.tmp-XXXXXX behind. A child
+// installs the cleanup, starts a write that pauses once its temporary file
+// exists (LATHE_TEST_PAUSE_AFTER_TEMP), and is sent each signal: it dies of
+// that signal, and the temporary file is gone.
+TEST_F(AtomicFile, SignalsRemoveTheTemporaryFile) {
+  for (int sig : {SIGTERM, SIGINT}) {
+    pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      install_temp_file_cleanup();
+      ::setenv("LATHE_TEST_PAUSE_AFTER_TEMP", "1", 1);
+      (void)write_file_atomically(path_, [](FileSink& k) { return k.write(std::string("never")); });
+      ::_exit(0);
+    }
+    for (int i = 0; i < 1000 && testing::atomic_write_temporaries(dir_).empty(); ++i) ::usleep(10000);
+    EXPECT_EQ(testing::atomic_write_temporaries(dir_).size(), 1u) << "the child never created its temporary file";
+    ::kill(pid, sig);
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "signal " << sig << ": the child exited instead of dying of it";
+    EXPECT_EQ(WTERMSIG(status), sig);
+    ExpectOldFileIntactAndNoTemporaries();
+  }
+}
+
+// The replaced file's mode is kept (it was forced to 0644).
+TEST_F(AtomicFile, KeepsTheReplacedFilesMode) {
+  fs::permissions(path_, fs::perms(0640));
+  ASSERT_TRUE(write_file_atomically(path_, [](FileSink& k) { return k.write(std::string("new")); }).ok());
+  EXPECT_EQ(fs::status(path_).permissions(), fs::perms(0640));
+  fs::permissions(path_, fs::perms(0664));
+  ASSERT_TRUE(write_file_atomically(path_, [](FileSink& k) { return k.write(std::string("newer")); }).ok());
+  EXPECT_EQ(fs::status(path_).permissions(), fs::perms(0664));
 }
 
 }  // namespace

@@ -1,7 +1,10 @@
 #include "lathe/core/tensor.h"
 
+#include <unistd.h>
+
 #include <cstring>
 #include <limits>
+#include <new>
 
 namespace lathe {
 
@@ -101,6 +104,44 @@ Tensor Tensor::empty(DType dtype, std::vector<int64_t> sizes) {
   t.sizes = std::move(sizes);
   t.storage = Storage::allocate(static_cast<size_t>(t.numel()) * dtype_size(dtype));
   return t;
+}
+
+Result<uint64_t> contiguous_nbytes(DType dtype, const std::vector<int64_t>& sizes) {
+  uint64_t n = dtype_size(dtype);
+  if (n == 0) return make_error("unknown dtype");
+  for (int64_t d : sizes) {
+    if (d < 0) return make_error("negative size in " + shape_string(sizes));
+    if (__builtin_mul_overflow(n, static_cast<uint64_t>(d), &n)) {
+      return make_error(shape_string(sizes) + " " + std::string(dtype_name(dtype)) + " has more than 2^64 bytes");
+    }
+  }
+  return n;
+}
+
+uint64_t Tensor::max_tensor_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return uint64_t{1} << 40;
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);
+}
+
+Result<Tensor> Tensor::try_empty(DType dtype, std::vector<int64_t> sizes) {
+  return try_empty(dtype, std::move(sizes), max_tensor_bytes());
+}
+
+Result<Tensor> Tensor::try_empty(DType dtype, std::vector<int64_t> sizes, uint64_t max_bytes) {
+  LATHE_ASSIGN_OR_RETURN(uint64_t nbytes, contiguous_nbytes(dtype, sizes));
+  const std::string what = shape_string(sizes) + " " + std::string(dtype_name(dtype));
+  if (nbytes > max_bytes) {
+    return make_error(what + " needs " + std::to_string(nbytes) + " bytes, more than the limit of " +
+                      std::to_string(max_bytes));
+  }
+  // Under a memory limit even a size below physical memory may not be had;
+  // that is an error about this tensor, not a crash.
+  try {
+    return empty(dtype, std::move(sizes));
+  } catch (const std::bad_alloc&) {
+    return make_error("cannot allocate " + std::to_string(nbytes) + " bytes for " + what);
+  }
 }
 
 std::string shape_string(const std::vector<int64_t>& sizes) {

@@ -61,7 +61,19 @@ struct Tensor {
   static std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& sizes);
   // A fresh, owned, contiguous, zero-filled tensor.
   static Tensor empty(DType dtype, std::vector<int64_t> sizes);
+  // The same, for sizes that come from a file or a computation on one: an
+  // error (naming the shape and byte count) instead of an overflow or a
+  // std::bad_alloc when they are negative, overflow, or exceed max_bytes.
+  static Result<Tensor> try_empty(DType dtype, std::vector<int64_t> sizes, uint64_t max_bytes);
+  static Result<Tensor> try_empty(DType dtype, std::vector<int64_t> sizes);
+  // The largest tensor try_empty() allocates by default: the machine's
+  // physical memory (anything larger can only fail, later and less clearly).
+  static uint64_t max_tensor_bytes();
 };
+
+// Bytes a contiguous tensor of `sizes` needs, computed with overflow checks:
+// an error for a negative size or a product past 2^64.
+Result<uint64_t> contiguous_nbytes(DType dtype, const std::vector<int64_t>& sizes);
 
 // Human-readable shape: "[3, 4]".
 std::string shape_string(const std::vector<int64_t>& sizes);

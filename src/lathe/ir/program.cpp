@@ -21,7 +21,7 @@ std::vector<std::string> Program::method_names() const {
 }
 
 ExportedProgram& Program::add_method(const std::string& name) {
-  methods.push_back(Method{name, std::make_unique<ExportedProgram>(), {}});
+  methods.push_back(Method{name, std::make_unique<ExportedProgram>(), {}, {}});
   return *methods.back().program;
 }
 

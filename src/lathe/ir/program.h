@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "lathe/core/byte_source.h"
 #include "lathe/ir/exported_program.h"
 
 namespace lathe {
@@ -16,15 +17,20 @@ namespace lathe {
 struct Method {
   std::string name;
   std::unique_ptr<ExportedProgram> program;
-  // data/sample_inputs/<name>.pt as stored (a torch.save pickle), empty if none.
-  std::vector<std::byte> sample_inputs;
+  // data/sample_inputs/<name>.pt as stored (a torch.save pickle), empty if
+  // none. Read from the archive only when used (see ByteSource).
+  ByteSource sample_inputs;
+  // "FILE: RECORD" the sample inputs came from, for errors; empty if built in memory.
+  std::string sample_inputs_origin;
 };
 
 class Program {
  public:
   std::vector<Method> methods;
-  // extra/<key> records, in archive order.
-  std::vector<std::pair<std::string, std::vector<std::byte>>> extra;
+  // extra/<key> records, in archive order. Never shown, only copied: read
+  // from the archive on demand, in chunks (a small file may hold an extra
+  // record that inflates to gigabytes).
+  std::vector<std::pair<std::string, ByteSource>> extra;
   // Which generation of .pt2 this was read from ("pt2-2.9", ...); empty when built in memory.
   std::string source_format;
 

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "lathe/core/printable.h"
 #include "lathe/ir/printer.h"
 #include "lathe/ir/verify.h"
 
@@ -9,7 +10,7 @@ namespace lathe {
 
 std::string join_names(const std::vector<std::string>& names) {
   std::string s;
-  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + printable_name(n);  // names from a file
   return s;
 }
 

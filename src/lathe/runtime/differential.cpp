@@ -72,7 +72,11 @@ Result<std::vector<Tensor>> random_inputs(const ExportedProgram& program, uint64
         return make_error("input '" + v->name() + "' has symbolic dim '" + d.expr().expr + "' without a hint; pass inputs");
       }
     }
-    Tensor t = Tensor::empty(m.dtype, sizes);
+    // The sizes come from the file: a program declaring an input of
+    // [2^40, 3] is refused here, not by std::bad_alloc.
+    auto made = Tensor::try_empty(m.dtype, sizes, kMaxRandomInputBytes);
+    if (!made.ok()) return made.error().context("cannot make a random input '" + v->name() + "'");
+    Tensor t = std::move(made).value();
     const int64_t bound = index_bound(v);
     Status s = kernels::dispatch_storage(m.dtype, "random_inputs", [&](auto tag) -> Status {
       using T = decltype(tag);

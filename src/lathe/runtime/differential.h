@@ -59,6 +59,9 @@ Status differential_check(const ExportedProgram& before, const ExportedProgram& 
 // [-1, 1); integers in [0, bound) where bound is the row count of an
 // embedding/index they feed (else 2); bools random. Symbolic dims use their
 // hint. Same seed, same tensors, on every platform.
+// Each generated input may take at most kMaxRandomInputBytes (its sizes are
+// the file's; a larger one is an error naming the input).
+inline constexpr uint64_t kMaxRandomInputBytes = 1ull << 30;
 Result<std::vector<Tensor>> random_inputs(const ExportedProgram& program, uint64_t seed);
 
 }  // namespace lathe

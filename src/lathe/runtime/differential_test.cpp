@@ -93,6 +93,20 @@ TEST(Differential, RandomInputsAreDeterministicAndRespectIndexBounds) {
             std::vector<int64_t>(kernels::cdata<int64_t>((*c)[0]), kernels::cdata<int64_t>((*c)[0]) + 6));
 }
 
+// `transform --verify` on a program declaring an input of [2^40, 3] once
+// died of std::bad_alloc making its random input.
+TEST(Differential, RandomInputsRefuseAbsurdDeclaredSizes) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* x = b.user_input("x", {int64_t{1} << 40, 3});
+  b.user_output(b.call("aten.relu.default", {{"self", x}}, {int64_t{1} << 40, 3}));
+  auto in = random_inputs(ep, 0);
+  ASSERT_FALSE(in.ok());
+  EXPECT_EQ(in.error().message(),
+            "cannot make a random input 'x': [1099511627776, 3] float32 needs 13194139533312 bytes, more than the "
+            "limit of 1073741824");
+}
+
 // A stateful fixture against itself over three calls: outputs and the
 // mutated buffers are compared after each call.
 TEST(Differential, ComparesMutatedBuffersAcrossCalls) {

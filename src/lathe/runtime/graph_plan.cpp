@@ -105,18 +105,21 @@ std::vector<const Value*> flatten_outputs(const Node& n) {
 // Bytes a tensor value is expected to need: exact for concrete sizes, the
 // export-time hint for symbolic ones (0 where a dim has no hint, e.g. an
 // unbacked size); the buffer grows at run time if a call needs more.
+// An estimate: 0 (nothing planned; the call allocates what it really needs,
+// checked then) when the declared sizes overflow or exceed what the machine
+// could hold, since they come from the file.
 size_t estimated_nbytes(const TensorMeta& m) {
-  int64_t n = 1;
+  uint64_t n = dtype_size(m.dtype);
   for (const SymDim& d : m.sizes) {
+    int64_t v = 0;
     if (d.is_concrete()) {
-      n *= d.value();
+      v = d.value();
     } else if (d.expr().hint && std::holds_alternative<int64_t>(*d.expr().hint)) {
-      n *= std::get<int64_t>(*d.expr().hint);
-    } else {
-      n = 0;
+      v = std::get<int64_t>(*d.expr().hint);
     }
+    if (v < 0 || __builtin_mul_overflow(n, static_cast<uint64_t>(v), &n)) return 0;
   }
-  return static_cast<size_t>(std::max<int64_t>(n, 0)) * dtype_size(m.dtype);
+  return n > Tensor::max_tensor_bytes() ? 0 : static_cast<size_t>(n);
 }
 
 std::optional<EValue> literal_output(const Argument& a) {
@@ -165,16 +168,19 @@ struct GraphPlan::Impl : OutputAllocator {
 };
 
 Result<Tensor> GraphPlan::Impl::allocate(size_t index, DType dtype, const std::vector<int64_t>& sizes) {
-  const size_t nbytes = static_cast<size_t>(kernels::numel_of(sizes)) * dtype_size(dtype);
   const int32_t slot = current->outputs[index];
-  if (slot < 0 || buffer_of_slot[slot] < 0) return Tensor::empty(dtype, sizes);
+  // Sizes computed from a file's shapes and attributes are untrusted: an
+  // absurd one is an error naming the output, not an overflow or bad_alloc.
+  if (slot < 0 || buffer_of_slot[slot] < 0) return Tensor::try_empty(dtype, sizes);
+  LATHE_ASSIGN_OR_RETURN(const uint64_t nbytes, contiguous_nbytes(dtype, sizes));
   std::shared_ptr<Storage>& buf = buffers[buffer_of_slot[slot]];
   if (buf->nbytes() < nbytes) {
     // A symbolic size larger than planned: every other root of this buffer
     // is dead now (see graph_plan.h), so the buffer can be replaced.
+    LATHE_ASSIGN_OR_RETURN(Tensor fresh, Tensor::try_empty(dtype, sizes));
     stats.buffer_bytes += nbytes - buf->nbytes();
     ++stats.buffer_growths;
-    buf = Storage::allocate(nbytes);
+    buf = fresh.storage;
   }
   Tensor t;
   t.storage = buf;

@@ -94,6 +94,27 @@ TEST(KernelChecks, ConvolutionChecksGroups) {
   EXPECT_EQ(s.error().message(), "convolution: groups 3 do not divide 4 input channels");
 }
 
+// A padding of 2^31 from a hostile file once asked for an output larger than
+// any memory (std::bad_alloc); it is refused before any size is computed.
+TEST(KernelChecks, ConvolutionRefusesAbsurdPadding) {
+  ConvParams p;
+  p.padding = {int64_t{1} << 31};
+  auto s = conv_output_shape(f32({1, 2, 5, 5}), f32({4, 2, 3, 3}), p);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message(), "convolution: padding 2147483648 is out of range [0, 2^20]");
+}
+
+TEST(TensorAllocation, AbsurdSizesAreErrorsNotCrashes) {
+  auto overflow = Tensor::try_empty(DType::Float32, {int64_t{1} << 40, int64_t{1} << 30});
+  ASSERT_FALSE(overflow.ok());
+  EXPECT_EQ(overflow.error().message(), "[1099511627776, 1073741824] float32 has more than 2^64 bytes");
+  auto too_big = Tensor::try_empty(DType::Float32, {int64_t{1} << 40, 3});
+  ASSERT_FALSE(too_big.ok());
+  EXPECT_NE(too_big.error().message().find("needs 13194139533312 bytes, more than the limit"), std::string::npos)
+      << too_big.error().message();
+  EXPECT_TRUE(Tensor::try_empty(DType::Float32, {2, 3}).ok());
+}
+
 // torch.promote_types and torch.result_type, as documented by PyTorch
 // ("Type promotion" in the tensor attributes docs).
 TEST(TypePromotion, FollowsPyTorch) {

@@ -1,7 +1,11 @@
 #include "lathe/runtime/npy.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 
 #include "lathe/core/atomic_file.h"
@@ -50,6 +54,16 @@ Result<std::string> dict_value(const std::string& header, const std::string& key
   return a == std::string::npos ? std::string() : v.substr(a, b - a + 1);
 }
 
+// NumPy's header is a Python dict literal ending in '}' (then spaces and a
+// newline); anything else is a damaged or hand-made file.
+Status check_header_dict(const std::string& header) {
+  const size_t a = header.find_first_not_of(" \t\n"), b = header.find_last_not_of(" \t\n");
+  if (a == std::string::npos || header[a] != '{' || header[b] != '}') {
+    return make_error("npy header is not a terminated {...} dict");
+  }
+  return Status::Ok();
+}
+
 Result<std::vector<int64_t>> parse_shape(const std::string& text) {
   if (text.size() < 2 || text.front() != '(' || text.back() != ')') return make_error("npy header: bad shape " + text);
   std::vector<int64_t> shape;
@@ -86,6 +100,7 @@ Result<Tensor> parse_npy(std::span<const std::byte> bytes) {
   }
   if (header_start + header_len > bytes.size()) return make_error("truncated .npy header");
   const std::string header(reinterpret_cast<const char*>(bytes.data()) + header_start, header_len);
+  LATHE_RETURN_IF_ERROR(check_header_dict(header));
   LATHE_ASSIGN_OR_RETURN(std::string descr, dict_value(header, "descr"));
   LATHE_ASSIGN_OR_RETURN(std::string fortran, dict_value(header, "fortran_order"));
   LATHE_ASSIGN_OR_RETURN(std::string shape_text, dict_value(header, "shape"));
@@ -98,14 +113,17 @@ Result<Tensor> parse_npy(std::span<const std::byte> bytes) {
   }
   if (dtype == DType::Unknown) return make_error("unsupported .npy dtype '" + descr + "' (big-endian or exotic)");
   LATHE_ASSIGN_OR_RETURN(std::vector<int64_t> shape, parse_shape(shape_text));
-  Tensor t = Tensor::empty(dtype, shape);
-  const size_t need = t.nbytes();
+  // The declared shape is checked against the bytes present before
+  // anything is allocated: a tiny file cannot ask for terabytes.
+  auto need = contiguous_nbytes(dtype, shape);
+  if (!need.ok()) return make_error("npy header: shape " + shape_text + ": " + need.error().message());
   const size_t data_start = header_start + header_len;
-  if (bytes.size() - data_start < need) {
+  if (bytes.size() - data_start < *need) {
     return make_error(".npy data is truncated: " + std::to_string(bytes.size() - data_start) + " bytes for " +
-                      std::to_string(need) + " (" + std::string(dtype_name(dtype)) + " " + shape_string(shape) + ")");
+                      std::to_string(*need) + " (" + std::string(dtype_name(dtype)) + " " + shape_string(shape) + ")");
   }
-  if (need) std::memcpy(t.storage->mutable_data(), bytes.data() + data_start, need);
+  LATHE_ASSIGN_OR_RETURN(Tensor t, Tensor::try_empty(dtype, shape));
+  if (*need) std::memcpy(t.storage->mutable_data(), bytes.data() + data_start, *need);
   if (fortran == "True" && shape.size() > 1) {
     // Column-major bytes: view them with Fortran strides, then reorder.
     std::vector<int64_t> fstrides(shape.size());
@@ -121,10 +139,39 @@ Result<Tensor> parse_npy(std::span<const std::byte> bytes) {
   return t;
 }
 
+namespace {
+
+// The whole file, read with plain POSIX calls: a directory or a device is
+// refused by name (std::ifstream threw std::ios_base::failure on them).
+Result<std::string> read_regular_file(const std::string& path) {
+  // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return make_error("cannot open " + path + ": " + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return make_error("cannot stat " + path + ": " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return make_error(path + ": not a regular file");
+  std::string data;
+  data.resize(static_cast<size_t>(st.st_size));
+  size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::read(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return make_error(path + ": read failed: " + std::strerror(errno));
+    if (n == 0) break;
+    done += static_cast<size_t>(n);
+  }
+  data.resize(done);
+  return data;
+}
+
+}  // namespace
+
 Result<Tensor> read_npy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error("cannot open " + path);
-  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  LATHE_ASSIGN_OR_RETURN(std::string data, read_regular_file(path));
   auto t = parse_npy(std::span<const std::byte>(reinterpret_cast<const std::byte*>(data.data()), data.size()));
   if (!t.ok()) return t.error().context(path);
   return t;

@@ -106,7 +106,27 @@ TEST(Npy, RejectsWhatItCannotRead) {
   EXPECT_EQ(truncated.error().message(), ".npy data is truncated: 8 bytes for 16 (float32 [2, 2])");
   auto missing = read_npy("/nonexistent/x.npy");
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.error().message(), "cannot open /nonexistent/x.npy");
+  EXPECT_EQ(missing.error().message(), "cannot open /nonexistent/x.npy: No such file or directory");
+}
+
+// Hostile files: a header without its closing brace, a shape whose product
+// overflows or that asks for far more than the file holds (once a
+// std::length_error), a directory (once std::ios_base::failure).
+TEST(Npy, RefusesHostileFilesBeforeAllocating) {
+  auto unterminated = parse_npy(as_bytes(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), ", "abcd")));
+  ASSERT_FALSE(unterminated.ok());
+  EXPECT_EQ(unterminated.error().message(), "npy header is not a terminated {...} dict");
+  auto huge = parse_npy(as_bytes(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 4), }", "")));
+  ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(huge.error().message(),
+            "npy header: shape (4611686018427387904, 4): [4611686018427387904, 4] float32 has more than 2^64 bytes");
+  auto large = parse_npy(as_bytes(npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000, 1000), }", "abcd")));
+  ASSERT_FALSE(large.ok());
+  EXPECT_EQ(large.error().message(), ".npy data is truncated: 4 bytes for 8000000000000 (float64 [1000000000, 1000])");
+  const std::string dir = testing::temp_dir();
+  auto directory = read_npy(dir);
+  ASSERT_FALSE(directory.ok());
+  EXPECT_EQ(directory.error().message(), dir + ": not a regular file");
 }
 
 }  // namespace

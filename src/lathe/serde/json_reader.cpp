@@ -7,8 +7,34 @@
 
 namespace lathe::json {
 
+std::optional<size_t> nesting_beyond(std::string_view text, size_t max_depth) {
+  size_t depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return i;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return std::nullopt;
+}
+
 Result<std::unique_ptr<Document>> Document::parse(std::string_view text, const std::string& origin,
                                                  size_t readable_after) {
+  // On-Demand skips what the decoder does not ask for without counting its
+  // levels, so the decoder's own depth limits never see nesting under an
+  // unknown key; the whole document is bounded here first.
+  if (auto deep = nesting_beyond(text, kMaxDocumentNesting)) {
+    return make_error(origin + ": JSON nested deeper than " + std::to_string(kMaxDocumentNesting) +
+                      " levels (at byte " + std::to_string(*deep) + ")");
+  }
   auto d = std::unique_ptr<Document>(new Document());
   d->origin_ = origin;
   simdjson::padded_string_view view;
@@ -119,21 +145,7 @@ Result<std::string> Reader::raw(Value& v, const JsonPath& p) const {
   // level, and On-Demand skips a value without counting its levels: bound
   // the nesting first, or deep brackets in a carried record exhaust the stack.
   constexpr size_t kMaxDepth = 256;
-  size_t depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > kMaxDepth) return error(p, "nesting deeper than " + std::to_string(kMaxDepth));
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
+  if (nesting_beyond(text, kMaxDepth)) return error(p, "nesting deeper than " + std::to_string(kMaxDepth));
   // Normalise spacing so the carried text does not depend on the writer.
   auto parsed = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded()) return error(p, "invalid JSON");

@@ -31,6 +31,13 @@ namespace od = simdjson::ondemand;
 using Value = od::value;
 using Object = od::object;
 
+// Every document is refused when brackets nest deeper than this, wherever
+// they are (see Document::parse).
+inline constexpr size_t kMaxDocumentNesting = 1024;
+// The byte offset where `text` first nests deeper than max_depth brackets
+// (strings skipped), or nullopt.
+std::optional<size_t> nesting_beyond(std::string_view text, size_t max_depth);
+
 // A parsed document: owns the padded copy of the text and the parser state
 // every Value points into. Strings read from it stay valid while it lives.
 class Document {

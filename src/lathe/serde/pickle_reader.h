@@ -56,6 +56,9 @@ struct PickleLimits {
   // aligned memory; aligned ones stay views. Off: every storage is a view,
   // to be read with memcpy.
   bool copy_misaligned_storages = true;
+  // read_torch_save only: all bytes inflated from the zip's DEFLATE records
+  // (checked against each record's declared size before inflating it).
+  uint64_t max_inflated_bytes = 8ull << 30;
 };
 
 // Resolves a storage persistent id ('storage', torch.<X>Storage, key,

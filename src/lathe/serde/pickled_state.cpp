@@ -67,9 +67,17 @@ void flatten(const PickleValue& v, std::vector<PickleValue>& out) {
 Result<std::vector<PickleValue>> sample_inputs(const Method& method) {
   std::vector<PickleValue> out;
   if (method.sample_inputs.empty()) return out;
-  auto owned = std::make_shared<std::vector<std::byte>>(method.sample_inputs);
-  std::string name = "sample inputs of method '" + method.name + "'";
-  LATHE_ASSIGN_OR_RETURN(PickleValue root, read_torch_save(owned, owned->data(), owned->size(), name));
+  const std::string name = method.sample_inputs_origin.empty()
+                               ? "sample inputs of method '" + method.name + "'"
+                               : method.sample_inputs_origin + " (sample inputs of method '" + method.name + "')";
+  // Declared sizes are bounded before anything is read or inflated: a 3 MB
+  // archive once allocated the 3.3 GB of inputs it claimed.
+  auto bytes = method.sample_inputs.read(kMaxSampleInputBytes);
+  if (!bytes.ok()) return bytes.error().context(name);
+  auto owned = std::make_shared<std::vector<std::byte>>(std::move(bytes).value());
+  PickleLimits limits;
+  limits.max_inflated_bytes = kMaxSampleInputBytes;
+  LATHE_ASSIGN_OR_RETURN(PickleValue root, read_torch_save(owned, owned->data(), owned->size(), name, limits));
   if (root.kind != PickleValue::Kind::Tuple || root.items.size() != 2 ||
       root.items[1].kind != PickleValue::Kind::Dict) {
     return make_error(name + ": expected a tuple (args, kwargs), got " + debug_string(root, 200));

@@ -29,7 +29,10 @@ Status assign_pickled_state(ExportedProgram& ep, std::vector<NamedTensor> tensor
 
 // The method's example inputs (a torch.save of `(args, kwargs)`), flattened
 // the way torch.export flattens them: args depth-first, then kwargs values in
-// order. Empty when the method has none.
+// order. Empty when the method has none. The record (and what its zip
+// inflates) may hold at most kMaxSampleInputBytes; errors name the file and
+// the record.
+inline constexpr uint64_t kMaxSampleInputBytes = 1ull << 30;
 Result<std::vector<PickleValue>> sample_inputs(const Method& method);
 
 }  // namespace lathe

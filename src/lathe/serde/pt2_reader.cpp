@@ -15,6 +15,12 @@
 namespace lathe {
 namespace {
 
+// A record read only when used, in chunks (ZipReader::stream), for records
+// Lathe copies through without looking (extras) or reads rarely (sample inputs).
+ByteSource lazy_record(const std::shared_ptr<const ZipReader>& zip, const ZipEntry& e) {
+  return ByteSource(e.size, [zip, e](const ByteSource::Sink& sink) { return zip->stream(e, sink); });
+}
+
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
@@ -22,8 +28,8 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 
 class ArchiveReader {
  public:
-  ArchiveReader(ZipReader zip, std::string path, std::string top, const Pt2ReadOptions& options)
-      : zip_(std::move(zip)), path_(std::move(path)), top_(std::move(top)), options_(options) {}
+  ArchiveReader(std::shared_ptr<const ZipReader> zip, std::string path, std::string top, const Pt2ReadOptions& options)
+      : shared_zip_(std::move(zip)), zip_(*shared_zip_), path_(std::move(path)), top_(std::move(top)), options_(options) {}
 
   Result<Program> read();
 
@@ -44,7 +50,8 @@ class ArchiveReader {
   Status load_state(const std::string& method, const std::string& dir, const std::string& config_record,
                     ExportedProgram& ep, bool constants);
 
-  ZipReader zip_;
+  std::shared_ptr<const ZipReader> shared_zip_;  // kept by lazy records
+  const ZipReader& zip_;
   std::string path_;
   std::string top_;  // "name/" or "" for flat archives
   const Pt2ReadOptions& options_;
@@ -209,23 +216,26 @@ Result<Program> ArchiveReader::read() {
         LATHE_RETURN_IF_ERROR(load_state(name, "data/constants/", constants_config, *ep, true));
       }
     }
-    Method m{name, std::move(ep), {}};
-    if (const ZipEntry* si = find("data/sample_inputs/" + name + ".pt")) {
-      LATHE_ASSIGN_OR_RETURN(m.sample_inputs, zip_.read(*si));
+    Method m{name, std::move(ep), {}, {}};
+    const std::string inputs_record = "data/sample_inputs/" + name + ".pt";
+    if (const ZipEntry* si = find(inputs_record)) {
+      m.sample_inputs = lazy_record(shared_zip_, *si);
+      m.sample_inputs_origin = path_ + ": " + inputs_record;
     }
     program.methods.push_back(std::move(m));
   }
   for (const auto& e : zip_.entries()) {
     if (!starts_with(e.name, top_ + "extra/")) continue;
-    LATHE_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, zip_.read(e));
-    program.extra.emplace_back(e.name.substr(top_.size() + 6), std::move(bytes));
+    program.extra.emplace_back(e.name.substr(top_.size() + 6), lazy_record(shared_zip_, e));
   }
   program.source_format = pickled ? kFormatPt2Pickle : kFormatPt2Raw;
   return program;
 }
 
 // Flat archives from torch.export.save in PyTorch 2.2-2.7.
-Result<Program> read_legacy(const ZipReader& zip, const std::string& path, const Pt2ReadOptions& options) {
+Result<Program> read_legacy(const std::shared_ptr<const ZipReader>& shared_zip, const std::string& path,
+                            const Pt2ReadOptions& options) {
+  const ZipReader& zip = *shared_zip;
   const ZipEntry* ep_entry = zip.find("serialized_exported_program.json");
   LATHE_RETURN_IF_ERROR(zip.check_crc(*ep_entry));
   LATHE_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, zip.read(*ep_entry));
@@ -252,15 +262,15 @@ Result<Program> read_legacy(const ZipReader& zip, const std::string& path, const
     LATHE_RETURN_IF_ERROR(assign_pickled_state(*ep, std::move(tensors), constants, where));
   }
   Program program;
-  Method m{"model", std::move(ep), {}};
+  Method m{"model", std::move(ep), {}, {}};
   if (const ZipEntry* si = record("serialized_example_inputs")) {
-    LATHE_ASSIGN_OR_RETURN(m.sample_inputs, zip.read(*si));
+    m.sample_inputs = lazy_record(shared_zip, *si);
+    m.sample_inputs_origin = path + ": " + si->name;
   }
   program.methods.push_back(std::move(m));
   for (const auto& e : zip.entries()) {
     if (e.name.rfind("extra_files/", 0) != 0) continue;
-    LATHE_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, zip.read(e));
-    program.extra.emplace_back(e.name.substr(12), std::move(bytes));
+    program.extra.emplace_back(e.name.substr(12), lazy_record(shared_zip, e));
   }
   program.source_format = program.methods[0].program->legacy_schema_version ? kFormatLegacyPre8 : kFormatLegacyZip;
   return program;
@@ -295,14 +305,16 @@ std::string join_names(const std::vector<std::string>& names) {
 }  // namespace
 
 Result<Program> read_pt2(const std::string& path, const Pt2ReadOptions& options) {
-  LATHE_ASSIGN_OR_RETURN(ZipReader zip, ZipReader::open(path, options.zip));
+  LATHE_ASSIGN_OR_RETURN(ZipReader opened, ZipReader::open(path, options.zip));
+  auto shared_zip = std::make_shared<const ZipReader>(std::move(opened));
+  const ZipReader& zip = *shared_zip;
   if (zip.entries().empty()) return make_error(path + ": the zip archive has no entries");
   if (auto models = aoti_package_models(zip)) {
     return make_error(path + ": this is an AOTInductor package (compiled code for model " + join_names(*models) +
                       ", from torch._inductor.aoti_compile_and_package), not an exported program; Lathe reads "
                       "archives written by torch.export.save");
   }
-  if (zip.find("serialized_exported_program.json")) return read_legacy(zip, path, options);
+  if (zip.find("serialized_exported_program.json")) return read_legacy(shared_zip, path, options);
   const std::string& first = zip.entries().front().name;
   size_t slash = first.find('/');
   if (slash == std::string::npos) {
@@ -318,7 +330,7 @@ Result<Program> read_pt2(const std::string& path, const Pt2ReadOptions& options)
                         "models/' records (is it a torch.save or TorchScript file?)");
     }
   }
-  ArchiveReader reader(std::move(zip), path, top, options);
+  ArchiveReader reader(shared_zip, path, top, options);
   return reader.read();
 }
 

@@ -9,6 +9,7 @@
 #include "lathe/archive/zip_writer.h"
 #include "lathe/core/atomic_file.h"
 #include "lathe/serde/payload_config.h"
+#include "lathe/serde/pickled_state.h"
 #include "lathe/serde/program_json.h"
 #include "lathe/serde/pt2.h"
 #include "lathe/serde/torch_save.h"
@@ -37,6 +38,15 @@ class ArchiveWriter {
   Status add(const std::string& record, std::span<const std::byte> bytes) {
     LATHE_RETURN_IF_ERROR(zip_.add(top_ + record, bytes));
     id_.add(record, zip_.last_crc(), bytes.size());
+    return Status::Ok();
+  }
+  Status add(const std::string& record, const std::vector<std::byte>& bytes) {
+    return add(record, std::span<const std::byte>(bytes));
+  }
+  // Copied in chunks (an extra record may inflate to gigabytes).
+  Status add(const std::string& record, const ByteSource& source) {
+    LATHE_RETURN_IF_ERROR(zip_.add(top_ + record, source));
+    id_.add(record, zip_.last_crc(), source.size());
     return Status::Ok();
   }
   // Written last, over every record added before it.
@@ -72,6 +82,15 @@ class ArchiveWriter {
   std::unordered_map<std::pair<const Storage*, std::string>, std::string, KeyHash> written_;
 };
 
+// Never write what Lathe would not read: the sample inputs are copied
+// verbatim, so they are first parsed with the restricted unpickler (a pickle
+// calling os.system was once copied into the output with exit 0).
+Status check_sample_inputs(const Method& method) {
+  auto parsed = sample_inputs(method);
+  if (!parsed.ok()) return make_error("refusing to copy the sample inputs: " + parsed.error().message());
+  return Status::Ok();
+}
+
 // Returns the method's program JSON (hashed into the serialization id).
 Result<std::string> write_method(ArchiveWriter& w, const Method& method) {
   const ExportedProgram& ep = *method.program;
@@ -101,6 +120,7 @@ Result<std::string> write_method(ArchiveWriter& w, const Method& method) {
       w.add("data/constants/" + method.name + "_constants_config.json", encode_payload_config(constants)));
   std::string program_json = encode_program_json(ep);
   LATHE_RETURN_IF_ERROR(w.add("models/" + method.name + ".json", program_json));
+  LATHE_RETURN_IF_ERROR(check_sample_inputs(method));
   LATHE_RETURN_IF_ERROR(w.add("data/sample_inputs/" + method.name + ".pt", method.sample_inputs));
   return program_json;
 }
@@ -140,6 +160,7 @@ Result<std::string> write_pickled_method(ArchiveWriter& w, const Method& method)
   LATHE_RETURN_IF_ERROR(w.add("data/weights/" + method.name + ".pt", weights));
   LATHE_ASSIGN_OR_RETURN(std::vector<std::byte> constants, write_torch_save(constants_value(ep)));
   LATHE_RETURN_IF_ERROR(w.add("data/constants/" + method.name + ".pt", constants));
+  LATHE_RETURN_IF_ERROR(check_sample_inputs(method));
   LATHE_RETURN_IF_ERROR(w.add("data/sample_inputs/" + method.name + ".pt", method.sample_inputs));
   return *json;
 }
@@ -161,11 +182,13 @@ Status write_legacy(const Program& program, FileSink& sink) {
   LATHE_RETURN_IF_ERROR(zip.add("serialized_state_dict.pt", weights));
   LATHE_ASSIGN_OR_RETURN(std::vector<std::byte> constants, write_torch_save(constants_value(ep)));
   LATHE_RETURN_IF_ERROR(zip.add("serialized_constants.pt", constants));
-  std::vector<std::byte> inputs = method.sample_inputs;
+  ByteSource inputs = method.sample_inputs;
+  LATHE_RETURN_IF_ERROR(check_sample_inputs(method));
   if (inputs.empty()) {
     // The 2.4-2.7 loader always reads this record: an empty (args, kwargs).
     PickleValue none = PickleValue::of_tuple({PickleValue::of_tuple({}), PickleValue::of_dict({})});
-    LATHE_ASSIGN_OR_RETURN(inputs, write_torch_save(none));
+    LATHE_ASSIGN_OR_RETURN(std::vector<std::byte> empty, write_torch_save(none));
+    inputs = ByteSource(std::move(empty));
   }
   LATHE_RETURN_IF_ERROR(zip.add("serialized_example_inputs.pt", inputs));
   LATHE_RETURN_IF_ERROR(zip.add("version", std::string("8.1")));

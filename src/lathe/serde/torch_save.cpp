@@ -28,7 +28,10 @@ Result<std::shared_ptr<Storage>> record_storage(const ZipReader& zip, const ZipE
 
 Result<PickleValue> read_torch_save(std::shared_ptr<const void> keepalive, const std::byte* data, size_t size,
                                     const std::string& display_name, const PickleLimits& limits) {
-  LATHE_ASSIGN_OR_RETURN(ZipReader zip, ZipReader::open_memory(std::move(keepalive), data, size, display_name));
+  ZipLimits zip_limits;
+  zip_limits.max_inflated_bytes = std::min(zip_limits.max_inflated_bytes, limits.max_inflated_bytes);
+  zip_limits.max_total_inflated_bytes = std::min(zip_limits.max_total_inflated_bytes, limits.max_inflated_bytes);
+  LATHE_ASSIGN_OR_RETURN(ZipReader zip, ZipReader::open_memory(std::move(keepalive), data, size, display_name, zip_limits));
   // As PyTorch's reader: the folder is whatever the first entry sits in.
   if (zip.entries().empty()) return make_error(display_name + ": an empty zip, not a torch.save archive");
   const std::string& first = zip.entries()[0].name;

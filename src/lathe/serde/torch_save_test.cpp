@@ -12,6 +12,7 @@
 #include "lathe/archive/zip_reader.h"
 #include "lathe/archive/zip_writer.h"
 #include "lathe/serde/pickle_test_util.h"
+#include "lathe/serde/pickled_state.h"
 
 namespace lathe {
 namespace {
@@ -308,6 +309,26 @@ TEST(TorchSaveHades, ConstantsAreAnEmptyDict) {
   auto r = read_torch_save(*record, (*record)->data(), (*record)->nbytes(), path + ": serialized_constants.json");
   ASSERT_TRUE(r.ok()) << r.error().message();
   EXPECT_EQ(*r, PickleValue::of_dict({}));
+}
+
+// A 3 MB archive once allocated the 3.3 GB of sample inputs it declared
+// before failing. The declared size is checked first: the record is never
+// read, and the error names it.
+TEST(SampleInputs, DeclaredSizesBeyondTheLimitAreRefusedBeforeReading) {
+  Method m;
+  m.name = "model";
+  bool read = false;
+  m.sample_inputs = ByteSource(3'300'000'000ull, [&](const ByteSource::Sink&) {
+    read = true;
+    return Status::Ok();
+  });
+  m.sample_inputs_origin = "big.pt2: data/sample_inputs/model.pt";
+  auto in = sample_inputs(m);
+  ASSERT_FALSE(in.ok());
+  EXPECT_EQ(in.error().message(),
+            "big.pt2: data/sample_inputs/model.pt (sample inputs of method 'model'): is 3300000000 bytes, more than "
+            "the limit of 1073741824");
+  EXPECT_FALSE(read);
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 #include "lathe/runtime/kernels/conv.h"
 
 #include <algorithm>
+#include <initializer_list>
+#include <utility>
 
 #include "lathe/runtime/kernels/gemm.h"
 #include "lathe/runtime/kernels/register.h"
@@ -55,6 +57,22 @@ Result<Geometry> geometry(const Tensor& input, const Tensor& weight, const ConvP
   if (g.G <= 0 || g.Cin % g.G != 0) return make_error("convolution: groups " + std::to_string(g.G) + " do not divide " + std::to_string(g.Cin) + " input channels");
   if (g.sH <= 0 || g.sW <= 0 || g.dH <= 0 || g.dW <= 0 || g.pH < 0 || g.pW < 0) {
     return make_error("convolution: stride and dilation must be positive, padding non-negative");
+  }
+  // Attributes come from the file: bounding them (and the sizes) keeps the
+  // output-size arithmetic below far from int64 overflow, and a padding of
+  // 2^31 from asking for an output larger than any machine's memory. No real
+  // network pads, strides or dilates by more than 2^20.
+  constexpr int64_t kMaxAttr = int64_t{1} << 20, kMaxSize = int64_t{1} << 31;
+  using Attr = std::pair<int64_t, const char*>;
+  for (auto [v, what] : std::initializer_list<Attr>{{g.sH, "stride"}, {g.sW, "stride"}, {g.pH, "padding"},
+                                                    {g.pW, "padding"}, {g.dH, "dilation"}, {g.dW, "dilation"},
+                                                    {g.opH, "output_padding"}, {g.opW, "output_padding"}}) {
+    if (v > kMaxAttr || v < 0) {
+      return make_error(std::string("convolution: ") + what + " " + std::to_string(v) + " is out of range [0, 2^20]");
+    }
+  }
+  for (int64_t v : {g.H, g.W, g.KH, g.KW}) {
+    if (v > kMaxSize) return make_error("convolution: input " + shape_string(input.sizes) + " or weight " + shape_string(weight.sizes) + " is too large");
   }
   if (!p.transposed) {
     g.Cout = weight.sizes[0];

@@ -1,0 +1,81 @@
+// ZipReader::stream: an entry's bytes in bounded chunks (see zip_reader.h).
+#include <zlib.h>
+
+#include <algorithm>
+#include <climits>
+#include <vector>
+
+#include "lathe/archive/zip_format.h"
+#include "lathe/archive/zip_reader.h"
+
+namespace lathe {
+
+using namespace zip_detail;
+
+namespace {
+
+constexpr size_t kChunk = 1 << 20;
+
+uint32_t crc_update(uint32_t crc, std::span<const std::byte> b) {
+  return static_cast<uint32_t>(crc32_z(crc, reinterpret_cast<const Bytef*>(b.data()), b.size()));
+}
+
+}  // namespace
+
+Status ZipReader::stream(const ZipEntry& e, const std::function<Status(std::span<const std::byte>)>& sink) const {
+  LATHE_ASSIGN_OR_RETURN(std::span<const std::byte> in, raw(e));
+  uint32_t crc = 0;
+  uint64_t produced = 0;
+  auto emit = [&](std::span<const std::byte> chunk) -> Status {
+    crc = crc_update(crc, chunk);
+    produced += chunk.size();
+    if (produced > e.size) {
+      return entry_error(e, "inflates to more than its declared size of " + std::to_string(e.size) + " bytes");
+    }
+    return sink(chunk);
+  };
+  if (e.method == kMethodStored) {
+    for (size_t at = 0; at < in.size(); at += kChunk) {
+      LATHE_RETURN_IF_ERROR(emit(in.subspan(at, std::min(kChunk, in.size() - at))));
+    }
+  } else if (e.method == kMethodDeflate) {
+    LATHE_RETURN_IF_ERROR(claim_inflation(e));
+    z_stream zs{};
+    if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) return entry_error(e, "cannot initialise zlib");
+    struct End {
+      z_stream* s;
+      ~End() { inflateEnd(s); }
+    } end{&zs};
+    std::vector<std::byte> out(kChunk);
+    size_t in_pos = 0;
+    for (int rc = Z_OK; rc != Z_STREAM_END;) {
+      if (zs.avail_in == 0 && in_pos < in.size()) {
+        const size_t n = std::min<size_t>(in.size() - in_pos, UINT_MAX);
+        zs.next_in = reinterpret_cast<Bytef*>(const_cast<std::byte*>(in.data() + in_pos));
+        zs.avail_in = static_cast<uInt>(n);
+        in_pos += n;
+      }
+      zs.next_out = reinterpret_cast<Bytef*>(out.data());
+      zs.avail_out = static_cast<uInt>(out.size());
+      rc = inflate(&zs, Z_NO_FLUSH);
+      if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
+        return entry_error(e, "corrupt DEFLATE data: " + (zs.msg ? std::string(zs.msg) : "zlib error " + std::to_string(rc)));
+      }
+      const size_t got = out.size() - zs.avail_out;
+      if (got > 0) LATHE_RETURN_IF_ERROR(emit(std::span<const std::byte>(out).first(got)));
+      if (rc == Z_BUF_ERROR && got == 0 && zs.avail_in == 0 && in_pos == in.size()) {
+        return entry_error(e, "compressed data is truncated (DEFLATE stream ends early)");
+      }
+    }
+  } else {
+    return entry_error(e, "compression method " + std::to_string(e.method) + " is not supported");
+  }
+  if (produced != e.size) {
+    return entry_error(e, "inflates to " + std::to_string(produced) + " bytes, but the central directory declares " +
+                              std::to_string(e.size));
+  }
+  if (crc != e.crc32) return entry_error(e, "CRC-32 mismatch with the central directory");
+  return Status::Ok();
+}
+
+}  // namespace lathe

@@ -1,0 +1,39 @@
+// CLI11 validators shared by the subcommands: option values that would make
+// a check meaningless (a NaN tolerance passes every comparison) or ask for
+// what no machine has (100000 threads) are refused before anything runs.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+namespace lathe::cli {
+
+// --rtol, --atol: a finite number >= 0.
+inline CLI::Validator tolerance_check() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (end == text.c_str() || *end != '\0' || !std::isfinite(v) || v < 0) {
+          return "a tolerance must be a finite number >= 0, got '" + text + "'";
+        }
+        return "";
+      },
+      "TOLERANCE");
+}
+
+// --threads: 1 to kMaxThreads (thread creation failed with std::system_error
+// far below 100000 threads).
+inline constexpr int kMaxThreads = 1024;
+inline CLI::Validator threads_check() { return CLI::Range(1, kMaxThreads); }
+
+// --method: a name; '' is not "the default".
+inline CLI::Validator non_empty_check() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string { return text.empty() ? "must not be empty" : ""; }, "NAME");
+}
+
+}  // namespace lathe::cli
