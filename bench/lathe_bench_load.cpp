@@ -1,7 +1,9 @@
 // Load benchmark: a generated program of >= 100,000 nodes and >= 1 GB of
 // weights (made at bench time, never committed).
 //
-//   lathe_bench_load generate OUT.pt2 [LAYERS] [DIM]   write the program
+//   lathe_bench_load generate OUT.pt2 [LAYERS] [DIM] [modules]   write the program
+//     (`modules`: every node also gets an nn_module_stack, blocks of 100
+//     layers, as an exported model's nodes have; `make bench` views it)
 //   lathe_bench_load load OUT.pt2                      load it and report
 //
 // `load` runs in its own process so its peak RSS is the loader's alone. The
@@ -35,7 +37,7 @@ TensorMeta meta(std::vector<int64_t> sizes) {
   return m;
 }
 
-int generate(const std::string& path, int64_t layers, int64_t dim) {
+int generate(const std::string& path, int64_t layers, int64_t dim, bool modules) {
   Program program;
   ExportedProgram& ep = program.add_method("model");
   Graph& g = ep.graph();
@@ -69,6 +71,12 @@ int generate(const std::string& path, int64_t layers, int64_t dim) {
                               NamedArgument{"mat2", TensorRef{tv}, ArgKind::Positional}});
     h = g.add_node_output(mm, ValueKind::Tensor, "addmm");
     h->set_meta(meta({1, dim}));
+    if (modules) {
+      const std::string b = std::to_string(i / 100), l = std::to_string(i);
+      const std::string stack = "L__self___blocks_" + b + ",blocks." + b + ",bench.Block;L__self___blocks_" + b +
+                                "_layers_" + l + ",blocks." + b + ".layers." + l + ",torch.nn.modules.linear.Linear";
+      for (Node* n : {t, mm}) n->mutable_metadata().emplace_back("nn_module_stack", stack);
+    }
   }
   g.insert_output(TensorRef{h});
   ep.output_specs.push_back(OutputSpec{OutputKind::UserOutput, ""});
@@ -142,9 +150,10 @@ int main(int argc, char** argv) {
   if (argc >= 3 && std::strcmp(argv[1], "generate") == 0) {
     int64_t layers = argc > 3 ? std::stoll(argv[3]) : 50000;
     int64_t dim = argc > 4 ? std::stoll(argv[4]) : 72;
-    return generate(argv[2], layers, dim);
+    bool modules = argc > 5 && std::strcmp(argv[5], "modules") == 0;
+    return generate(argv[2], layers, dim, modules);
   }
   if (argc == 3 && std::strcmp(argv[1], "load") == 0) return load(argv[2]);
-  std::fprintf(stderr, "usage: %s generate OUT.pt2 [LAYERS] [DIM] | load FILE.pt2\n", argv[0]);
+  std::fprintf(stderr, "usage: %s generate OUT.pt2 [LAYERS] [DIM] [modules] | load FILE.pt2\n", argv[0]);
   return 2;
 }

@@ -8,6 +8,16 @@ trap 'rm -rf "$work"' EXIT
 echo "== load: generated program, >= 100,000 nodes and >= 1 GB of weights =="
 "$build/lathe_bench_load" generate "$work/big.pt2" 50000 72
 "$build/lathe_bench_load" load "$work/big.pt2"
+rm -f "$work/big.pt2"
+
+# --- view: `lathe view` of 100,000 nodes (tiny weights, every node in a
+# module group, blocks of 100 layers) in headless Chromium: HTML size, time
+# to first paint, opening a group and panning (tests/view/bench_view.py).
+echo
+echo "== view: lathe view of a generated 100,000-node program, in headless Chromium =="
+"$build/lathe_bench_load" generate "$work/view.pt2" 50000 4 modules
+.venv/bin/python tests/view/bench_view.py "$build/lathe" "$work/view.pt2" "$work"
+rm -f "$work/view.pt2" "$work/view.html"
 
 # --- runtime: every fixture on the portable kernels vs PyTorch 2.13 eager ---
 # Same inputs (the fixture's call_0 reference inputs), same thread count,

@@ -14,6 +14,7 @@ packages=(
   zlib1g-dev           # CRC-32 for zip entries, inflate for deflated entries
   libxnnpack-dev libpthreadpool-dev  # XNNPACK backend (src/lathe/backends); xnnpack.h includes pthreadpool.h
   clang libclang-rt-14-dev  # `make fuzz`: clang++ and libFuzzer's runtime (only a recommendation of clang)
+  chromium             # `lathe view` tests and bench: the generated pages opened headless (tests/view)
 )
 # Extra packages a target asks for (e.g. `make fixtures-synthesized` needs
 # Debian's torch 1.13); PyTorch for tests and fixtures lives in .venv instead.

@@ -21,5 +21,6 @@ Command add_run_command(CLI::App& app);
 Command add_transform_command(CLI::App& app);
 Command add_lower_command(CLI::App& app);
 Command add_ops_command(CLI::App& app);
+Command add_view_command(CLI::App& app);
 
 }  // namespace lathe::cli

@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
       lathe::cli::add_transform_command(app),
       lathe::cli::add_lower_command(app),
       lathe::cli::add_ops_command(app),
+      lathe::cli::add_view_command(app),
   };
   try {
     app.parse(argc, argv);

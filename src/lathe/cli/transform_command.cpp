@@ -20,6 +20,7 @@
 #include "lathe/cli/option_checks.h"
 #include "lathe/core/printable.h"
 #include "lathe/cli/pass_differential.h"
+#include "lathe/cli/view_model.h"
 #include "lathe/ir/verify.h"
 #include "lathe/passes/constant_propagation.h"
 #include "lathe/passes/default_pipeline.h"
@@ -41,6 +42,7 @@ struct TransformOptions {
   bool verify = false;
   bool print_after_each = false;
   bool list_passes = false;
+  std::string view;  // --view DIFF.html: `lathe view` of input and output
   std::string keep;  // decompose: ops to leave whole
   double rtol = 1e-5;
   double atol = 1e-6;
@@ -155,7 +157,7 @@ int run_transform(const TransformOptions& o, std::ostream& out, std::ostream& er
   PassManager pm(pmo);
   for (auto& p : *passes) pm.add(std::move(p));
   PassContext ctx;
-  ctx.set_record_rewrites(o.explain);
+  ctx.set_record_rewrites(o.explain || !o.view.empty());
   Result<bool> ran = pm.run(*program, ctx, o.method);
   if (!ran.ok()) {
     err << "lathe transform: " << ran.error().message() << "\n";
@@ -194,6 +196,17 @@ int run_transform(const TransformOptions& o, std::ostream& out, std::ostream& er
     for (const std::string& line : check->summary()) out << "verified " << line << "\n";
   }
   out << "wrote " << o.output << "\n";
+  if (!o.view.empty()) {  // the input read again is the "before" (the passes rewrote it in place)
+    auto original = read_pt2(o.input);
+    Status viewed = original.ok() ? write_view_diff(ViewSource{&*original, o.input}, ViewSource{&*program, o.output},
+                                                    ctx.records(), o.method, o.view)
+                                  : Status(original.error());
+    if (!viewed.ok()) {
+      err << "lathe transform: " << viewed.error().message() << "\n";
+      return 1;
+    }
+    out << "wrote " << o.view << "\n";
+  }
   return 0;
 }
 
@@ -216,6 +229,7 @@ Command add_transform_command(CLI::App& app) {
   cmd->add_flag("--print-after-each", o->print_after_each, "Print each method's IR after every pass");
   cmd->add_option("--keep", o->keep,
                   "Ops the decompose pass leaves whole, comma-separated (e.g. aten.linear.default)");
+  cmd->add_option("--view", o->view, "Also write `lathe view`'s before/after page (explain records attached) here");
   cmd->add_flag("--list-passes", o->list_passes, "List the passes with a one-line description each");
   return Command{cmd, [o] { return run_transform(*o, std::cout, std::cerr); }};
 }
