@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 PYTHON ?= /usr/bin/python3
 
-.PHONY: all deps venv build demo test bench fixtures fixtures-architectures fixtures-synthesized clean sanitize fuzz fuzz-build malformed sweep
+.PHONY: all deps venv build demo test bench bench-peers fixtures fixtures-architectures fixtures-synthesized clean sanitize fuzz fuzz-build malformed sweep
 
 all: build
 
@@ -41,6 +41,15 @@ SWEEP_FAILURES ?= sweep-failures
 sweep: deps venv $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS) --target lathe_sweep
 	$(BUILD)/lathe_sweep --seconds $(SECONDS) --shrink --save-failures $(SWEEP_FAILURES)
+
+# Lathe vs PyTorch 2.13 eager, ExecuTorch + XNNPACK and ONNX Runtime on the
+# same models, 1 and 2 threads (tools/bench_peers.py; README, Benchmarks).
+# Its set-up installs the pinned peers (tools/requirements-peers.txt) into
+# .venv; never part of `make test`. PEERS_ARGS="--only mlp --repeat 200".
+PEERS_ARGS ?=
+bench-peers: build
+	@bash scripts/setup-peers.sh
+	$(VENV_PYTHON) tools/bench_peers.py --lathe $(BUILD)/lathe $(PEERS_ARGS)
 
 # The older generations PyTorch 2.13 cannot write (pt2-2.8/, legacy-2.4/),
 # synthesized with Debian's torch 1.13, installed for this target only.
