@@ -408,6 +408,12 @@ NodeSupport XnnpackBackend::support(const Node& n, const Constness& c) const {
     if (op != "aten.avg_pool2d.default") {
       if (n.defined_values().size() > 1 && n.defined_values()[1]->has_uses()) return NodeSupport::no("its indices are used");
       if (!lit_ints(n, "dilation", 2, {1, 1})) return NodeSupport::no("has symbolic dilation");
+      // A dilated window can then fall wholly in the padding: PyTorch gives
+      // -inf there, XNNPACK does not (found by the random-program sweep).
+      const auto dil = *lit_ints(n, "dilation", 2, {1, 1});
+      const auto pad = *lit_ints(n, "padding", 2, {0, 0});
+      if ((dil[0] > 1 && pad[0] > 0) || (dil[1] > 1 && pad[1] > 0))
+        return NodeSupport::no("is dilated and padded (a window may hold only padding, where PyTorch gives -inf)");
       return NodeSupport::yes("max_pooling2d");
     }
     auto pad = *lit_ints(n, "padding", 2, {0, 0});
