@@ -294,8 +294,10 @@ std::string join_names(const std::vector<std::string>& names) {
 
 }  // namespace
 
-Result<Program> read_pt2(const std::string& path, const Pt2ReadOptions& options) {
-  LATHE_ASSIGN_OR_RETURN(ZipReader zip, ZipReader::open(path, options.zip));
+namespace {
+
+// Both entry points: `path` names the archive in messages.
+Result<Program> read_pt2_zip(ZipReader zip, const std::string& path, const Pt2ReadOptions& options) {
   if (zip.entries().empty()) return make_error(path + ": the zip archive has no entries");
   if (auto models = aoti_package_models(zip)) {
     return make_error(path + ": this is an AOTInductor package (compiled code for model " + join_names(*models) +
@@ -320,6 +322,21 @@ Result<Program> read_pt2(const std::string& path, const Pt2ReadOptions& options)
   }
   ArchiveReader reader(std::move(zip), path, top, options);
   return reader.read();
+}
+
+}  // namespace
+
+Result<Program> read_pt2(const std::string& path, const Pt2ReadOptions& options) {
+  LATHE_ASSIGN_OR_RETURN(ZipReader zip, ZipReader::open(path, options.zip));
+  return read_pt2_zip(std::move(zip), path, options);
+}
+
+Result<Program> read_pt2_memory(std::shared_ptr<const void> keepalive, std::span<const std::byte> bytes,
+                                const std::string& display_name, const Pt2ReadOptions& options) {
+  LATHE_ASSIGN_OR_RETURN(ZipReader zip,
+                         ZipReader::open_memory(std::move(keepalive), bytes.data(), bytes.size(), display_name,
+                                                options.zip));
+  return read_pt2_zip(std::move(zip), display_name, options);
 }
 
 }  // namespace lathe
