@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 PYTHON ?= /usr/bin/python3
 
-.PHONY: all deps venv build demo test bench bench-peers fixtures fixtures-architectures fixtures-synthesized clean sanitize fuzz fuzz-build malformed sweep
+.PHONY: all deps venv python build demo test bench bench-peers fixtures fixtures-architectures fixtures-synthesized clean sanitize fuzz fuzz-build malformed sweep
 
 all: build
 
@@ -17,6 +17,13 @@ deps:
 VENV_PYTHON = $(CURDIR)/.venv/bin/python
 venv:
 	@bash scripts/setup-venv.sh
+
+# The Python package lathe (pyproject.toml: scikit-build-core + pybind11),
+# installed into .venv from the pinned build tools, without build isolation.
+# (`make test` builds the same extension inside $(BUILD) and tests it there.)
+python: deps venv
+	CCACHE_NOHASHDIR=1 $(VENV_PYTHON) -m pip install --no-deps --no-build-isolation \
+	  -Cbuild-dir=$(BUILD)/pip $(CURDIR)
 
 $(BUILD)/CMakeCache.txt: | deps venv
 	cmake -S . -B $(BUILD) -DLATHE_PYTHON=$(VENV_PYTHON) $(CMAKE_FLAGS)

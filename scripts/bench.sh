@@ -133,3 +133,12 @@ fi
 echo
 echo "== quantized linear: _weight_int8pack_mm / lathe.weight_int4_group_mm vs fp32 linear (portable) =="
 "$build/lathe_bench_quantized_linear" --threads "${LATHE_BENCH_THREADS:-1}" --repeat "${LATHE_BENCH_QREPEAT:-50}"
+
+# --- Python: Program.run vs the C++ executor on the same inputs --------------
+echo
+echo "== python: Program.run (numpy in/out) vs lathe run (Executor::run), median per call =="
+if [ -d "$build/python/lathe" ]; then
+  PYTHONPATH="$build/python" .venv/bin/python bench/python_run_overhead.py "$build/lathe" mlp simple_linear tts_duration_predictor
+else
+  echo "(the Python package is not built in $build: configure with LATHE_PYTHON and pybind11 in .venv)"
+fi

@@ -44,14 +44,19 @@ std::string explain_lowering(const MethodLowering& m) {
 const DelegateRegistry& builtin_delegates() {
   static const DelegateRegistry registry = [] {
     DelegateRegistry r;
+#if LATHE_WITH_XNNPACK
     r.add(&xnnpack_backend());
+#endif
     return r;
   }();
   return registry;
 }
 
 const Backend* find_backend(const std::string& name) {
+#if LATHE_WITH_XNNPACK
   if (name == "xnnpack") return &xnnpack_backend();
+#endif
+  (void)name;
   return nullptr;
 }
 

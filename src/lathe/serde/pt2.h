@@ -6,7 +6,11 @@
 //              64-byte aligned stored entries), atomically.
 #pragma once
 
+#include <cstddef>
+#include <memory>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "lathe/archive/zip_reader.h"
 #include "lathe/core/result.h"
@@ -29,6 +33,11 @@ struct Pt2ReadOptions {
 };
 
 Result<Program> read_pt2(const std::string& path, const Pt2ReadOptions& options = {});
+// An archive held in memory that `keepalive` owns: weights are viewed in
+// place, so `keepalive` lives as long as any tensor read from it.
+// `display_name` stands for the path in messages.
+Result<Program> read_pt2_memory(std::shared_ptr<const void> keepalive, std::span<const std::byte> bytes,
+                                const std::string& display_name, const Pt2ReadOptions& options = {});
 
 // The generations Lathe writes. Pt2Raw is what PyTorch 2.9+ writes and reads;
 // the others are for users on older PyTorch: their weights are torch.save
@@ -54,5 +63,8 @@ struct Pt2WriteOptions {
 Result<Pt2Format> parse_pt2_format(const std::string& name);
 
 Status write_pt2(const Program& program, const std::string& path, const Pt2WriteOptions& options = {});
+// The same archive in memory (top folder: options.archive_name, else
+// "archive", as PyTorch names archives saved to a buffer).
+Result<std::vector<std::byte>> write_pt2_bytes(const Program& program, const Pt2WriteOptions& options = {});
 
 }  // namespace lathe

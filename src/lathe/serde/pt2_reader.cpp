@@ -304,8 +304,11 @@ std::string join_names(const std::vector<std::string>& names) {
 
 }  // namespace
 
-Result<Program> read_pt2(const std::string& path, const Pt2ReadOptions& options) {
-  LATHE_ASSIGN_OR_RETURN(ZipReader opened, ZipReader::open(path, options.zip));
+namespace {
+
+// Both entry points: `path` names the archive in messages. The reader is
+// shared: lazy records (extras, sample inputs) keep it alive.
+Result<Program> read_pt2_zip(ZipReader opened, const std::string& path, const Pt2ReadOptions& options) {
   auto shared_zip = std::make_shared<const ZipReader>(std::move(opened));
   const ZipReader& zip = *shared_zip;
   if (zip.entries().empty()) return make_error(path + ": the zip archive has no entries");
@@ -332,6 +335,21 @@ Result<Program> read_pt2(const std::string& path, const Pt2ReadOptions& options)
   }
   ArchiveReader reader(shared_zip, path, top, options);
   return reader.read();
+}
+
+}  // namespace
+
+Result<Program> read_pt2(const std::string& path, const Pt2ReadOptions& options) {
+  LATHE_ASSIGN_OR_RETURN(ZipReader zip, ZipReader::open(path, options.zip));
+  return read_pt2_zip(std::move(zip), path, options);
+}
+
+Result<Program> read_pt2_memory(std::shared_ptr<const void> keepalive, std::span<const std::byte> bytes,
+                                const std::string& display_name, const Pt2ReadOptions& options) {
+  LATHE_ASSIGN_OR_RETURN(ZipReader zip,
+                         ZipReader::open_memory(std::move(keepalive), bytes.data(), bytes.size(), display_name,
+                                                options.zip));
+  return read_pt2_zip(std::move(zip), display_name, options);
 }
 
 }  // namespace lathe

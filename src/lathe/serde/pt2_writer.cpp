@@ -196,6 +196,24 @@ Status write_legacy(const Program& program, FileSink& sink) {
   return zip.finish();
 }
 
+// The archive's records, in PyTorch's order, under the top folder `top` ("name/").
+Status write_pt2_to(const Program& program, FileSink& sink, const std::string& top, const Pt2WriteOptions& options) {
+  if (options.format == Pt2Format::Legacy) return write_legacy(program, sink);
+  ZipWriter zip(sink);
+  ArchiveWriter w(zip, top);
+  LATHE_RETURN_IF_ERROR(w.add("byteorder", std::string("little")));
+  for (const auto& m : program.methods) {
+    auto json = options.format == Pt2Format::Pt2Pickle ? write_pickled_method(w, m) : write_method(w, m);
+    if (!json.ok()) return json.error();
+  }
+  for (const auto& [key, bytes] : program.extra) LATHE_RETURN_IF_ERROR(w.add("extra/" + key, bytes));
+  LATHE_RETURN_IF_ERROR(w.add("archive_format", std::string("pt2")));
+  LATHE_RETURN_IF_ERROR(w.add("archive_version", std::string("0")));
+  LATHE_RETURN_IF_ERROR(w.add(".data/version", std::string("6\n")));
+  LATHE_RETURN_IF_ERROR(w.add_serialization_id());
+  return zip.finish();
+}
+
 }  // namespace
 
 // As PyTorch's stream writer names it (caffe2/serialize/inline_container.cc,
@@ -222,24 +240,17 @@ Status write_pt2(const Program& program, const std::string& path, const Pt2Write
   if (program.methods.empty()) return make_error(path + ": cannot write a program with no methods");
   std::string top = options.archive_name.empty() ? pt2_archive_folder_name(path) : options.archive_name;
   top += "/";
-  Status s = write_file_atomically(path, [&](FileSink& sink) -> Status {
-    if (options.format == Pt2Format::Legacy) return write_legacy(program, sink);
-    ZipWriter zip(sink);
-    ArchiveWriter w(zip, top);
-    LATHE_RETURN_IF_ERROR(w.add("byteorder", std::string("little")));
-    for (const auto& m : program.methods) {
-      auto json = options.format == Pt2Format::Pt2Pickle ? write_pickled_method(w, m) : write_method(w, m);
-      if (!json.ok()) return json.error();
-    }
-    for (const auto& [key, bytes] : program.extra) LATHE_RETURN_IF_ERROR(w.add("extra/" + key, bytes));
-    LATHE_RETURN_IF_ERROR(w.add("archive_format", std::string("pt2")));
-    LATHE_RETURN_IF_ERROR(w.add("archive_version", std::string("0")));
-    LATHE_RETURN_IF_ERROR(w.add(".data/version", std::string("6\n")));
-    LATHE_RETURN_IF_ERROR(w.add_serialization_id());
-    return zip.finish();
-  });
+  Status s = write_file_atomically(path, [&](FileSink& sink) { return write_pt2_to(program, sink, top, options); });
   if (!s.ok()) return s.error().message().rfind(path, 0) == 0 ? s : Status(s.error().context(path));
   return Status::Ok();
+}
+
+Result<std::vector<std::byte>> write_pt2_bytes(const Program& program, const Pt2WriteOptions& options) {
+  if (program.methods.empty()) return make_error("cannot write a program with no methods");
+  const std::string top = (options.archive_name.empty() ? std::string("archive") : options.archive_name) + "/";
+  MemorySink sink;
+  LATHE_RETURN_IF_ERROR(write_pt2_to(program, sink, top, options));
+  return sink.take();
 }
 
 }  // namespace lathe

@@ -1,0 +1,50 @@
+# The Python package `lathe` (python/): the extension lathe._lathe over the
+# facade, built with pybind11.
+#
+#  * `pip install .` (scikit-build-core, pyproject.toml) sets
+#    LATHE_BUILD_PYTHON and installs python/lathe/ plus the extension.
+#  * A build with LATHE_PYTHON set (the Makefile's) builds the same extension
+#    into <build>/python/lathe/ next to copies of python/lathe/*.py and runs
+#    python/tests with that Python (CTest: Python.*), so `make test` checks the
+#    package from the objects the rest of the build compiled.
+option(LATHE_BUILD_PYTHON "Build the Python extension lathe._lathe (pybind11)" OFF)
+
+set(lathe_python_tree "")
+if(NOT LATHE_BUILD_PYTHON AND LATHE_PYTHON AND LATHE_BUILD_TESTS)
+  # pybind11 from the test Python's own site-packages (tools/requirements.txt).
+  execute_process(COMMAND ${LATHE_PYTHON} -m pybind11 --cmakedir OUTPUT_VARIABLE lathe_pybind11_dir
+                  OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE lathe_pybind11_rc ERROR_QUIET)
+  if(lathe_pybind11_rc EQUAL 0)
+    set(pybind11_DIR ${lathe_pybind11_dir})
+    set(Python_EXECUTABLE ${LATHE_PYTHON})
+    set(lathe_python_tree ${PROJECT_BINARY_DIR}/python)
+  else()
+    message(WARNING "${LATHE_PYTHON} has no pybind11 (run `make venv`): the Python package and its tests are not built")
+  endif()
+endif()
+
+if(LATHE_BUILD_PYTHON OR lathe_python_tree)
+  set(PYBIND11_FINDPYTHON ON)
+  find_package(Python 3.10 REQUIRED COMPONENTS Interpreter Development.Module)
+  find_package(pybind11 3 CONFIG REQUIRED)
+  pybind11_add_module(_lathe ${PROJECT_SOURCE_DIR}/python/src/module.cpp ${PROJECT_SOURCE_DIR}/python/src/tensors.cpp)
+  target_link_libraries(_lathe PRIVATE lathe_api)
+  if(LATHE_BUILD_PYTHON)
+    install(TARGETS _lathe LIBRARY DESTINATION lathe COMPONENT python)
+  endif()
+endif()
+
+if(lathe_python_tree)
+  file(GLOB lathe_python_files CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/python/lathe/*)
+  set_target_properties(_lathe PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${lathe_python_tree}/lathe)
+  add_custom_command(TARGET _lathe POST_BUILD
+                     COMMAND ${CMAKE_COMMAND} -E copy_if_different ${lathe_python_files} ${lathe_python_tree}/lathe/)
+  foreach(suite Api Torch)
+    add_test(NAME Python.${suite}
+             COMMAND ${LATHE_PYTHON} -m pytest -q -p no:cacheprovider
+                     ${PROJECT_SOURCE_DIR}/python/tests/test_$<LOWER_CASE:${suite}>.py)
+    set_tests_properties(Python.${suite} PROPERTIES
+      ENVIRONMENT "PYTHONPATH=${lathe_python_tree};LATHE_SOURCE_DIR=${PROJECT_SOURCE_DIR};PYTHONDONTWRITEBYTECODE=1"
+      TIMEOUT 900)
+  endforeach()
+endif()

@@ -1,0 +1,187 @@
+// Lathe's public API: the one header an embedder or a binding includes.
+//
+//   auto program = lathe::load("model.pt2");                  // Result<Program>
+//   auto report  = lathe::transform(*program, {.passes = "default"});
+//   for (auto& e : report->explanations) std::cout << e.message << "\n";
+//   auto runner  = lathe::Runner::create(*program);            // the only method
+//   auto outputs = (*runner)->run({x});                        // Result<std::vector<Tensor>>
+//   lathe::save(*program, "out.pt2");
+//
+// Everything returns Result/Status with the messages `lathe` prints. Nothing
+// here sets process-wide state: transform hands constant_propagation the
+// portable-kernel evaluator itself, and runners get the built-in delegates
+// (xnnpack), so a lowered program runs without any set-up.
+//
+// Lifetimes: a Program loaded from a file or bytes views its weights in place
+// (the mapping or the bytes stay alive as long as any tensor of it does). A
+// Runner reads the Program it was created over: the Program must outlive it
+// and must not be transformed or lowered while it exists.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lathe/core/result.h"
+#include "lathe/core/tensor.h"
+#include "lathe/ir/program.h"
+#include "lathe/passes/pass.h"
+#include "lathe/runtime/evalue.h"
+#include "lathe/runtime/input_check.h"
+
+namespace lathe {
+
+// ---- load and save ------------------------------------------------------------------------
+
+// Any generation Lathe reads (pt2 2.9, 2.8, legacy 2.4-2.7 and 2.2/2.3).
+Result<Program> load(const std::string& path);
+// An archive in memory. `bytes` is kept alive by the program's weights,
+// which view it in place; `name` stands for the path in messages.
+Result<Program> load_bytes(std::shared_ptr<const std::vector<std::byte>> bytes, const std::string& name = "<bytes>");
+Result<Program> load_bytes(std::vector<std::byte> bytes, const std::string& name = "<bytes>");
+
+struct SaveOptions {
+  // "2.9" (PyTorch 2.9+, raw weights), "2.8" (torch.save weights) or
+  // "legacy" (the flat zip of 2.4-2.7), as `lathe convert --format`.
+  std::string format = "2.9";
+};
+
+// Verifies first (a program that does not verify is never written), then
+// writes atomically.
+Status save(const Program& program, const std::string& path, const SaveOptions& options = {});
+Result<std::vector<std::byte>> save_bytes(const Program& program, const SaveOptions& options = {});
+
+// What `lathe inspect --json` prints for a program (one JSON object).
+std::string inspect_json(const Program& program);
+
+// ---- transform ----------------------------------------------------------------------------
+
+struct TransformOptions {
+  // Comma-separated pass names, in order; "default" stands for the default
+  // pipeline. Empty: what `lathe transform` runs without --passes.
+  std::string passes;
+  // Ops the decompose pass leaves whole ("aten.linear.default").
+  std::vector<std::string> keep;
+  // Only this method (the others are left unchanged); empty: every method.
+  std::string method;
+  // Verify the program before and after every pass (the result is always
+  // verified once at the end).
+  bool verify_each = false;
+  // Also record successful rewrites, not only refusals (a million-node
+  // rewrite need not build a million strings nobody reads).
+  bool explain_rewrites = true;
+};
+
+// One method's before and after.
+struct MethodChange {
+  std::string method;
+  bool selected = true;  // false: left unchanged (TransformOptions::method names another)
+  size_t nodes_before = 0;
+  size_t nodes_after = 0;
+  // op -> (count before, count after), only ops whose count changed.
+  std::map<std::string, std::pair<int64_t, int64_t>> ops;
+};
+
+struct PassRun {
+  std::string method;
+  std::string pass;
+  bool changed = false;
+  double seconds = 0;
+};
+
+struct TransformReport {
+  // One per candidate a pattern pass looked at: rewritten, or kept and why.
+  std::vector<ExplainRecord> explanations;
+  std::vector<PassRun> passes;
+  std::vector<MethodChange> methods;
+  bool changed = false;
+};
+
+// Rewrites `program` in place. On an error the program may be half
+// rewritten (every pass leaves it consistent, but not every pass ran): keep
+// a copy (save_bytes/load_bytes) if it must survive a failure.
+Result<TransformReport> transform(Program& program, const TransformOptions& options = {});
+
+struct PassInfo {
+  std::string name;
+  std::string description;
+};
+// Every pass `passes` may name; default_pipeline() is what "default" expands to.
+std::vector<PassInfo> available_passes();
+std::string default_pipeline();
+
+// ---- lower --------------------------------------------------------------------------------
+
+struct LowerOptions {
+  std::string backend = "xnnpack";
+  std::string method;  // empty: every method
+};
+
+struct MethodLoweringReport {
+  std::string method;
+  size_t nodes_before = 0;
+  size_t nodes_after = 0;
+  size_t delegates = 0;
+  size_t claimed_nodes = 0;
+  // One line per node: claimed (and as what) or not, and why (`lathe lower --explain`).
+  std::string explanation;
+};
+
+struct LowerReport {
+  std::vector<MethodLoweringReport> methods;
+  std::vector<ExplainRecord> pass_explanations;  // what the pre-passes rewrote or kept
+};
+
+// Decompose + linear rewrite, then partition: claimed groups become
+// delegate-call nodes. In place; a Runner runs the result.
+Result<LowerReport> lower(Program& program, const LowerOptions& options = {});
+std::vector<std::string> available_backends();
+
+// ---- run ----------------------------------------------------------------------------------
+
+struct RunnerOptions {
+  // Let intermediates share buffers when their lifetimes allow.
+  bool plan_memory = true;
+};
+
+// Runs one method: plans once at create(), then runs many times. Inputs and
+// outputs are the method's user inputs and outputs, in signature order;
+// every call is checked first (dtype, rank, sizes, symbolic ranges), and
+// errors name the input. Buffer mutations carry over between calls. One
+// call at a time per Runner.
+class Runner {
+ public:
+  // `method` empty: the program's only method (an error naming them when it has several).
+  static Result<std::unique_ptr<Runner>> create(const Program& program, const std::string& method = "",
+                                                const RunnerOptions& options = {});
+  ~Runner();
+  Runner(const Runner&) = delete;
+  Runner& operator=(const Runner&) = delete;
+
+  // Returned tensors may view the inputs or the program's weights; they
+  // never alias memory a later call reuses.
+  Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs);
+  Result<std::vector<EValue>> run(const std::vector<EValue>& inputs);
+
+  const std::string& method() const;
+  const std::vector<IoInfo>& inputs() const;
+  const std::vector<IoInfo>& outputs() const;
+  // Back to the program's initial buffers.
+  void reset_state();
+
+  struct Impl;
+
+ private:
+  explicit Runner(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// The method a runner would pick: `name`, or the only one; errors say which exist.
+Result<const Method*> select_method(const Program& program, const std::string& name);
+
+}  // namespace lathe

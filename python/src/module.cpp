@@ -1,0 +1,193 @@
+// lathe._lathe: the Python binding of include/lathe/lathe.h. Thin: every
+// algorithm is the C++ facade's; this file converts arguments, releases the
+// GIL around loading, passes, lowering and kernels, and maps lathe::Error to
+// lathe.Error. python/lathe/__init__.py adds the torch.export conversions.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
+
+#include <filesystem>
+#include <map>
+#include <mutex>
+
+#include "errors.h"
+#include "lathe/lathe.h"
+#include "tensors.h"
+
+namespace lathe::python {
+
+namespace {
+
+// One Program as Python sees it: immutable (transform and lower return new
+// ones), so runners created over it stay valid; closed by close().
+class PyProgram {
+ public:
+  explicit PyProgram(Program program) : program_(std::make_unique<Program>(std::move(program))) {}
+
+  const Program& program() const {
+    if (!program_) throw LatheError("the program is closed");
+    return *program_;
+  }
+
+  std::vector<std::string> methods() const { return program().method_names(); }
+
+  py::object inspect() const {
+    std::string json = inspect_json(program());
+    return py::module_::import("json").attr("loads")(json);
+  }
+
+  // A deep copy through an in-memory archive (weights view its bytes).
+  Program clone() const {
+    const Program& p = program();
+    py::gil_scoped_release nogil;
+    auto bytes = take(save_bytes(p));
+    return take(load_bytes(std::move(bytes), "<program>"));
+  }
+
+  py::tuple transform(const std::string& passes, const std::vector<std::string>& keep,
+                      const std::optional<std::string>& method, bool verify) const {
+    Program copy = clone();
+    TransformOptions o;
+    o.passes = passes;
+    o.keep = keep;
+    o.method = method.value_or("");
+    o.verify_each = verify;
+    TransformReport report;
+    {
+      py::gil_scoped_release nogil;
+      report = take(lathe::transform(copy, o));
+    }
+    return py::make_tuple(PyProgram(std::move(copy)), report.explanations);
+  }
+
+  py::tuple lower(const std::string& backend, const std::optional<std::string>& method) const {
+    Program copy = clone();
+    LowerReport report;
+    {
+      py::gil_scoped_release nogil;
+      report = take(lathe::lower(copy, LowerOptions{backend, method.value_or("")}));
+    }
+    std::vector<std::string> lines;
+    for (const auto& m : report.methods) lines.push_back(m.explanation);
+    return py::make_tuple(PyProgram(std::move(copy)), lines);
+  }
+
+  void save(const std::filesystem::path& path, const std::string& format) const {
+    const Program& p = program();
+    py::gil_scoped_release nogil;
+    check(lathe::save(p, path.string(), SaveOptions{format}));
+  }
+
+  py::bytes to_bytes(const std::string& format) const {
+    const Program& p = program();
+    std::vector<std::byte> bytes;
+    {
+      py::gil_scoped_release nogil;
+      bytes = take(save_bytes(p, SaveOptions{format}));
+    }
+    return py::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  }
+
+  py::tuple run(const py::args& inputs, const std::optional<std::string>& method) {
+    Slot& slot = runner(method.value_or(""));
+    bool saw_torch = false;
+    std::vector<EValue> values;
+    values.reserve(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) values.push_back(to_evalue(inputs[i], i, saw_torch));
+    std::vector<EValue> outputs;
+    {
+      py::gil_scoped_release nogil;
+      std::lock_guard<std::mutex> lock(slot.mutex);
+      auto r = slot.runner->run(values);
+      values.clear();  // input views are released before the GIL is taken back
+      outputs = take(std::move(r));
+    }
+    py::tuple out(outputs.size());
+    for (size_t i = 0; i < outputs.size(); ++i) out[i] = to_python(outputs[i], saw_torch);
+    return out;
+  }
+
+  void reset_state(const std::optional<std::string>& method) { runner(method.value_or("")).runner->reset_state(); }
+
+  void close() {
+    runners_.clear();
+    program_.reset();
+  }
+
+ private:
+  struct Slot {
+    std::unique_ptr<Runner> runner;
+    std::mutex mutex;
+  };
+
+  Slot& runner(const std::string& method) {
+    const Program& p = program();
+    auto it = runners_.find(method);
+    if (it != runners_.end()) return *it->second;
+    auto slot = std::make_unique<Slot>();
+    {
+      py::gil_scoped_release nogil;
+      slot->runner = take(Runner::create(p, method));
+    }
+    Slot& ref = *slot;
+    runners_[method] = std::move(slot);
+    return ref;
+  }
+
+  std::unique_ptr<Program> program_;
+  std::map<std::string, std::unique_ptr<Slot>> runners_;
+};
+
+PyProgram load_any(const py::object& source) {
+  if (py::isinstance<py::bytes>(source) || py::isinstance<py::bytearray>(source) ||
+      py::isinstance<py::memoryview>(source)) {
+    py::buffer_info info = py::reinterpret_borrow<py::buffer>(source).request();
+    auto bytes = std::make_shared<std::vector<std::byte>>(static_cast<size_t>(info.size * info.itemsize));
+    std::memcpy(bytes->data(), info.ptr, bytes->size());
+    py::gil_scoped_release nogil;
+    return PyProgram(take(load_bytes(std::shared_ptr<const std::vector<std::byte>>(std::move(bytes)), "<bytes>")));
+  }
+  const std::string path = py::str(py::module_::import("os").attr("fspath")(source)).cast<std::string>();
+  py::gil_scoped_release nogil;
+  return PyProgram(take(lathe::load(path)));
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_lathe, m) {
+  m.doc() = "Lathe: load, transform, lower, run and save torch.export programs (.pt2)";
+  py::register_exception<LatheError>(m, "Error");
+
+  py::class_<ExplainRecord>(m, "Explanation")
+      .def_readonly("method", &ExplainRecord::method)
+      .def_readonly("pass_name", &ExplainRecord::pass)
+      .def_readonly("node", &ExplainRecord::node)
+      .def_readonly("rewritten", &ExplainRecord::rewritten)
+      .def_readonly("message", &ExplainRecord::message)
+      .def("__str__", [](const ExplainRecord& r) { return r.method + ": " + r.message; })
+      .def("__repr__", [](const ExplainRecord& r) { return "<Explanation " + r.method + ": " + r.message + ">"; });
+
+  py::class_<PyProgram>(m, "Program")
+      .def_property_readonly("methods", &PyProgram::methods)
+      .def("inspect", &PyProgram::inspect)
+      .def("transform", &PyProgram::transform, py::arg("passes") = "default", py::arg("keep") = std::vector<std::string>{},
+           py::arg("method") = py::none(), py::arg("verify") = false)
+      .def("lower", &PyProgram::lower, py::arg("backend") = "xnnpack", py::arg("method") = py::none())
+      .def("save", &PyProgram::save, py::arg("path"), py::arg("format") = "2.9")
+      .def("to_bytes", &PyProgram::to_bytes, py::arg("format") = "2.9")
+      .def("run", &PyProgram::run, py::arg("method") = py::none())
+      .def("reset_state", &PyProgram::reset_state, py::arg("method") = py::none())
+      .def("close", &PyProgram::close)
+      .def("__enter__", [](py::object self) { return self; })
+      .def("__exit__", [](PyProgram& p, py::args) { p.close(); });
+
+  m.def("load", &load_any, py::arg("source"));
+  m.def("passes", [] {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const PassInfo& p : available_passes()) out.emplace_back(p.name, p.description);
+    return out;
+  });
+  m.def("backends", &available_backends);
+}
+
+}  // namespace lathe::python

@@ -1,0 +1,107 @@
+// inspect_json: the summary `lathe inspect --json` prints.
+//
+// A copy of cli/inspect_command.cpp's inspect_json: when the CLI becomes a
+// user of this facade, its copy goes and `lathe inspect --json` calls this.
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <set>
+
+#include "lathe/lathe.h"
+
+namespace lathe {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string value_name(const Argument& a) {
+  std::string name;
+  a.for_each_value([&](Value* v) {
+    if (name.empty()) name = v->name();
+  });
+  return name;
+}
+
+std::map<std::string, int64_t> op_histogram(const Graph& g) {
+  std::map<std::string, int64_t> ops;
+  for (const Node* n : g.nodes()) ops[n->op_name()]++;
+  return ops;
+}
+
+struct WeightSummary {
+  size_t count = 0;
+  uint64_t bytes = 0;
+  std::map<std::string, size_t> dtypes;
+};
+
+WeightSummary weight_summary(const ExportedProgram& ep) {
+  WeightSummary s;
+  // Bytes are counted per distinct storage: aliases share their bytes.
+  std::set<const Storage*> seen;
+  for (const NamedTensors* group : {&ep.parameters, &ep.buffers, &ep.constants}) {
+    for (const auto& [name, t] : *group) {
+      ++s.count;
+      s.dtypes[std::string(dtype_name(t.dtype))]++;
+      if (seen.insert(t.storage.get()).second) s.bytes += t.storage->nbytes();
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string inspect_json(const Program& program) {
+  Json root = Json::object();
+  root["format"] = program.source_format;
+  Json methods = Json::object();
+  for (const auto& m : program.methods) {
+    const ExportedProgram& ep = *m.program;
+    const Graph& g = ep.graph();
+    Json mj = Json::object();
+    mj["nodes"] = g.node_count();
+    mj["schema_version"] = std::to_string(ep.schema_version.major) + "." + std::to_string(ep.schema_version.minor);
+    mj["torch_version"] = ep.torch_version;
+    Json ranges = Json::object();
+    for (const auto& [symbol, r] : ep.range_constraints) {
+      ranges[symbol] = Json::array({r.min_val ? Json(*r.min_val) : Json(nullptr), r.max_val ? Json(*r.max_val) : Json(nullptr)});
+    }
+    mj["range_constraints"] = std::move(ranges);
+    Json ops = Json::object();
+    for (const auto& [op, count] : op_histogram(g)) ops[op] = count;
+    mj["ops"] = std::move(ops);
+    Json inputs = Json::array();
+    for (size_t i = 0; i < ep.input_specs.size() && i < g.inputs().size(); ++i) {
+      const auto& spec = ep.input_specs[i];
+      Json in = Json::object();
+      in["name"] = spec.kind == InputKind::ConstantInput ? spec.target : value_name(g.inputs()[i]);
+      in["kind"] = std::string(input_kind_name(spec.kind));
+      in["target"] = spec.target.empty() || spec.kind == InputKind::ConstantInput ? Json(nullptr) : Json(spec.target);
+      if (spec.kind == InputKind::Buffer) in["persistent"] = spec.persistent;
+      inputs.push_back(std::move(in));
+    }
+    mj["inputs"] = std::move(inputs);
+    Json outputs = Json::array();
+    for (size_t i = 0; i < ep.output_specs.size() && i < g.outputs().size(); ++i) {
+      const auto& spec = ep.output_specs[i];
+      Json out = Json::object();
+      out["name"] = value_name(g.outputs()[i]);
+      out["kind"] = std::string(output_kind_name(spec.kind));
+      out["target"] = spec.target.empty() ? Json(nullptr) : Json(spec.target);
+      outputs.push_back(std::move(out));
+    }
+    mj["outputs"] = std::move(outputs);
+    WeightSummary w = weight_summary(ep);
+    Json weights = Json::object();
+    weights["count"] = w.count;
+    weights["bytes"] = w.bytes;
+    Json dtypes = Json::object();
+    for (const auto& [dt, n] : w.dtypes) dtypes[dt] = n;
+    weights["dtypes"] = std::move(dtypes);
+    mj["weights"] = std::move(weights);
+    methods[m.name] = std::move(mj);
+  }
+  root["methods"] = std::move(methods);
+  return root.dump();
+}
+
+}  // namespace lathe

@@ -1,0 +1,233 @@
+// The public facade (include/lathe/lathe.h) on the real fixtures: what an
+// embedder does, with nothing set up beforehand.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "lathe/lathe.h"
+#include "lathe/passes/constant_propagation.h"
+#include "lathe/runtime/compare.h"
+#include "lathe/runtime/reference.h"
+#include "support/testing.h"
+
+namespace lathe {
+namespace {
+
+using ::testing::HasSubstr;
+using ::lathe::testing::source_path;
+
+TransformOptions passes(const std::string& list, std::vector<std::string> keep = {}) {
+  TransformOptions o;
+  o.passes = list;
+  o.keep = std::move(keep);
+  return o;
+}
+
+TransformOptions only(const std::string& method) {
+  TransformOptions o;
+  o.method = method;
+  return o;
+}
+
+std::vector<std::byte> file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::byte> out(chars.size());
+  std::memcpy(out.data(), chars.data(), chars.size());
+  return out;
+}
+
+std::vector<ReferenceCall> reference(const std::string& fixture, const std::string& method) {
+  auto calls = load_reference_calls(reference_dir(source_path("fixtures/" + fixture + ".pt2"), method));
+  EXPECT_TRUE(calls.ok()) << calls.error().message();
+  return calls.ok() ? *calls : std::vector<ReferenceCall>{};
+}
+
+void expect_matches_reference(Runner& runner, const std::vector<ReferenceCall>& calls, double rtol = 1e-5) {
+  ASSERT_FALSE(calls.empty());
+  for (const ReferenceCall& call : calls) {
+    auto out = runner.run(call.inputs);
+    ASSERT_TRUE(out.ok()) << out.error().message();
+    ASSERT_EQ(out->size(), call.outputs.size());
+    for (size_t i = 0; i < out->size(); ++i) {
+      TensorDiff d = compare_tensors((*out)[i], call.outputs[i], Tolerance{rtol, 1e-6});
+      EXPECT_TRUE(d.ok) << "output " << i << ": " << d.describe();
+    }
+  }
+}
+
+TEST(LatheApi, LoadsAndRunsAFixture) {
+  auto program = load(source_path("fixtures/mlp.pt2"));
+  ASSERT_TRUE(program.ok()) << program.error().message();
+  auto runner = Runner::create(*program);
+  ASSERT_TRUE(runner.ok()) << runner.error().message();
+  EXPECT_EQ((*runner)->method(), "model");
+  EXPECT_EQ((*runner)->inputs().size(), 1u);
+  expect_matches_reference(**runner, reference("mlp", "model"));
+}
+
+TEST(LatheApi, LoadErrorsAreTheCliMessages) {
+  auto missing = load("/nonexistent/model.pt2");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message(), "/nonexistent/model.pt2: cannot open: No such file or directory");
+  auto garbage = load_bytes(std::vector<std::byte>(100, std::byte{7}), "blob");
+  ASSERT_FALSE(garbage.ok());
+  EXPECT_THAT(garbage.error().message(), HasSubstr("blob"));
+}
+
+TEST(LatheApi, LoadsFromBytesAndSavesToBytes) {
+  auto program = load_bytes(file_bytes(source_path("fixtures/two_methods.pt2")), "two_methods.pt2");
+  ASSERT_TRUE(program.ok()) << program.error().message();
+  ASSERT_EQ(program->method_names().size(), 2u);
+  for (const char* format : {"2.9", "2.8"}) {
+    auto bytes = save_bytes(*program, SaveOptions{format});
+    ASSERT_TRUE(bytes.ok()) << bytes.error().message();
+    auto again = load_bytes(std::move(bytes).value());
+    ASSERT_TRUE(again.ok()) << again.error().message();
+    EXPECT_EQ(again->method_names(), program->method_names());
+    EXPECT_EQ(again->source_format, std::string("pt2-") + format);
+    if (std::string(format) == "2.9") {
+      EXPECT_EQ(inspect_json(*again), inspect_json(*program));
+    }
+  }
+  auto legacy = save_bytes(*program, SaveOptions{"legacy"});
+  ASSERT_FALSE(legacy.ok());
+  EXPECT_EQ(legacy.error().message(),
+            "the legacy format holds one program, but this one has 2 methods; write 2.8 or 2.9 instead");
+  auto bogus = save_bytes(*program, SaveOptions{"3.0"});
+  ASSERT_FALSE(bogus.ok());
+  EXPECT_EQ(bogus.error().message(), "unknown format '3.0' (valid: 2.9, 2.8, legacy)");
+}
+
+TEST(LatheApi, SaveWritesAFileThatLoads) {
+  auto program = load(source_path("fixtures/simple_linear.pt2"));
+  ASSERT_TRUE(program.ok());
+  const std::string path = lathe::testing::temp_dir() + "/out.pt2";
+  ASSERT_TRUE(save(*program, path).ok());
+  auto again = load(path);
+  ASSERT_TRUE(again.ok()) << again.error().message();
+  EXPECT_EQ(inspect_json(*again).substr(0, 40), inspect_json(*program).substr(0, 40));
+}
+
+TEST(LatheApi, InspectJsonIsTheCliSummary) {
+  auto program = load(source_path("fixtures/simple_linear.pt2"));
+  ASSERT_TRUE(program.ok());
+  EXPECT_EQ(inspect_json(*program),
+            R"({"format":"pt2-2.9","methods":{"model":{"nodes":2,"schema_version":"8.20","torch_version":"2.13.0+cpu",)"
+            R"("range_constraints":{},"ops":{"aten.addmm.default":1,"aten.permute.default":1},)"
+            R"("inputs":[{"name":"p_linear_weight","kind":"parameter","target":"linear.weight"},)"
+            R"({"name":"p_linear_bias","kind":"parameter","target":"linear.bias"},)"
+            R"({"name":"arg","kind":"user_input","target":null}],)"
+            R"("outputs":[{"name":"addmm","kind":"user_output","target":null}],)"
+            R"("weights":{"count":2,"bytes":48,"dtypes":{"float32":2}}}}})");
+}
+
+TEST(LatheApi, TransformExplainsAsData) {
+  auto program = load(source_path("fixtures/tts_duration_predictor.pt2"));
+  ASSERT_TRUE(program.ok());
+  auto report = transform(*program);
+  ASSERT_TRUE(report.ok()) << report.error().message();
+  EXPECT_TRUE(report->changed);
+  std::vector<std::string> lines;
+  for (const ExplainRecord& e : report->explanations) lines.push_back(e.method + ": " + e.message);
+  EXPECT_THAT(lines, ::testing::ElementsAre(
+                         "model: addmm 'addmm' rewritten to linear (weight 'p_encoder_weight' is parameter 'encoder.weight')",
+                         "model: mm 'mm' kept: weight 'permute_1' is computed at run time by 'squeeze_1'",
+                         "model: addmm 'addmm_1' rewritten to linear (weight 'p_duration_weight' is parameter 'duration.weight')"));
+  ASSERT_EQ(report->methods.size(), 1u);
+  const MethodChange& m = report->methods[0];
+  EXPECT_EQ(m.nodes_before, 11u);
+  EXPECT_EQ(m.nodes_after, 9u);
+  EXPECT_EQ(m.ops.at("aten.addmm.default"), std::make_pair(int64_t{2}, int64_t{0}));
+  EXPECT_EQ(m.ops.at("aten.linear.default"), std::make_pair(int64_t{0}, int64_t{2}));
+  ASSERT_EQ(report->passes.size(), 2u);
+  EXPECT_EQ(report->passes[0].pass, "addmm_mm_to_linear");
+  auto runner = Runner::create(*program);
+  ASSERT_TRUE(runner.ok()) << runner.error().message();
+  expect_matches_reference(**runner, reference("tts_duration_predictor", "model"));
+}
+
+// The default pipeline folds constants on the portable kernels without any
+// process-wide evaluator installed.
+TEST(LatheApi, DefaultPipelineFoldsWithoutGlobalSetUp) {
+  ASSERT_FALSE(static_cast<bool>(ConstantPropagation::default_evaluator()));
+  auto program = load(source_path("fixtures/computed_weight.pt2"));
+  ASSERT_TRUE(program.ok());
+  auto report = transform(*program, passes("default"));
+  ASSERT_TRUE(report.ok()) << report.error().message();
+  bool folded = false;
+  for (const ExplainRecord& e : report->explanations) {
+    folded = folded || e.message == "aten.mm.default 'mm' folded into lifted constant 'folded_mm' (f32[8, 6])";
+  }
+  EXPECT_TRUE(folded);
+  EXPECT_FALSE(static_cast<bool>(ConstantPropagation::default_evaluator()));
+  auto runner = Runner::create(*program);
+  ASSERT_TRUE(runner.ok()) << runner.error().message();
+  expect_matches_reference(**runner, reference("computed_weight", "model"), 1e-4);
+}
+
+TEST(LatheApi, TransformErrors) {
+  auto program = load(source_path("fixtures/two_methods.pt2"));
+  ASSERT_TRUE(program.ok());
+  auto typo = transform(*program, passes("remove_dead_cod"));
+  ASSERT_FALSE(typo.ok());
+  EXPECT_THAT(typo.error().message(), HasSubstr("remove_dead_cod"));
+  auto method = transform(*program, only("forward"));
+  ASSERT_FALSE(method.ok());
+  EXPECT_THAT(method.error().message(), HasSubstr("no method 'forward'; methods: "));
+  auto keep = transform(*program, passes("remove_dead_code", {"aten.linear.default"}));
+  ASSERT_FALSE(keep.ok());
+  auto one = transform(*program, only(program->method_names()[0]));
+  ASSERT_TRUE(one.ok()) << one.error().message();
+  EXPECT_TRUE(one->methods[0].selected);
+  EXPECT_FALSE(one->methods[1].selected);
+}
+
+TEST(LatheApi, LowersToXnnpackAndRuns) {
+  auto program = load(source_path("fixtures/convnet.pt2"));
+  ASSERT_TRUE(program.ok());
+  auto report = lower(*program);
+  ASSERT_TRUE(report.ok()) << report.error().message();
+  ASSERT_EQ(report->methods.size(), 1u);
+  EXPECT_GE(report->methods[0].delegates, 1u);
+  EXPECT_THAT(report->methods[0].explanation, HasSubstr("claimed"));
+  auto runner = Runner::create(*program);
+  ASSERT_TRUE(runner.ok()) << runner.error().message();
+  expect_matches_reference(**runner, reference("convnet", "model"), 1e-4);
+  auto unknown = lower(*program, LowerOptions{"tpu", ""});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().message(), "unknown backend 'tpu'; backends: xnnpack");
+  EXPECT_EQ(available_backends(), std::vector<std::string>{"xnnpack"});
+}
+
+TEST(LatheApi, RunnerErrorsNameTheMethodAndInput) {
+  auto program = load(source_path("fixtures/two_methods.pt2"));
+  ASSERT_TRUE(program.ok());
+  auto ambiguous = Runner::create(*program);
+  ASSERT_FALSE(ambiguous.ok());
+  EXPECT_THAT(ambiguous.error().message(), HasSubstr("pick one"));
+  auto missing = Runner::create(*program, "nope");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.error().message(), HasSubstr("no method 'nope'; methods: "));
+
+  auto mlp = load(source_path("fixtures/mlp.pt2"));
+  ASSERT_TRUE(mlp.ok());
+  auto runner = Runner::create(*mlp);
+  ASSERT_TRUE(runner.ok());
+  auto wrong = (*runner)->run(std::vector<Tensor>{Tensor::empty(DType::Int64, {2, 3})});
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_THAT(wrong.error().message(), HasSubstr("model: "));
+  EXPECT_THAT(wrong.error().message(), HasSubstr((*runner)->inputs()[0].name));
+}
+
+TEST(LatheApi, ListsPasses) {
+  auto passes = available_passes();
+  EXPECT_GE(passes.size(), 5u);
+  EXPECT_THAT(default_pipeline(), HasSubstr("constant_propagation"));
+}
+
+}  // namespace
+}  // namespace lathe

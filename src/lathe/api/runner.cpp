@@ -1,0 +1,56 @@
+// Runner: a runtime::Executor over one method, with the built-in delegates.
+#include "lathe/backends/lower.h"
+#include "lathe/lathe.h"
+#include "lathe/passes/pass_manager.h"
+#include "lathe/runtime/executor.h"
+
+namespace lathe {
+
+struct Runner::Impl {
+  std::string method;
+  std::unique_ptr<Executor> executor;
+};
+
+Result<const Method*> select_method(const Program& program, const std::string& name) {
+  if (!name.empty()) {
+    if (const Method* m = program.find_method(name)) return m;
+    return make_error("no method '" + name + "'; methods: " + join_names(program.method_names()));
+  }
+  if (program.methods.size() == 1) return &program.methods[0];
+  if (program.methods.empty()) return make_error("the program has no methods");
+  return make_error("the program has methods " + join_names(program.method_names()) + "; pick one");
+}
+
+Result<std::unique_ptr<Runner>> Runner::create(const Program& program, const std::string& method,
+                                               const RunnerOptions& options) {
+  LATHE_ASSIGN_OR_RETURN(const Method* m, select_method(program, method));
+  ExecutorOptions eo;
+  eo.plan_memory = options.plan_memory;
+  eo.delegates = &builtin_delegates();
+  auto executor = Executor::create(*m->program, eo);
+  if (!executor.ok()) return executor.error().context(m->name);
+  auto impl = std::make_unique<Impl>(Impl{m->name, std::move(executor).value()});
+  return std::unique_ptr<Runner>(new Runner(std::move(impl)));
+}
+
+Runner::Runner(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Runner::~Runner() = default;
+
+Result<std::vector<Tensor>> Runner::run(const std::vector<Tensor>& inputs) {
+  auto out = impl_->executor->run(inputs);
+  if (!out.ok()) return out.error().context(impl_->method);
+  return out;
+}
+
+Result<std::vector<EValue>> Runner::run(const std::vector<EValue>& inputs) {
+  auto out = impl_->executor->run(inputs);
+  if (!out.ok()) return out.error().context(impl_->method);
+  return out;
+}
+
+const std::string& Runner::method() const { return impl_->method; }
+const std::vector<IoInfo>& Runner::inputs() const { return impl_->executor->user_inputs(); }
+const std::vector<IoInfo>& Runner::outputs() const { return impl_->executor->user_outputs(); }
+void Runner::reset_state() { impl_->executor->reset_state(); }
+
+}  // namespace lathe

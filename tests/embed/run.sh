@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Embed.FindPackageExample: install this build of Lathe into a temporary
+# prefix, build examples/embed against it with find_package(Lathe) and run it
+# on a fixture. Reuses the build's compiled libraries (cmake --install).
+#   run.sh BUILD_DIR SOURCE_DIR CMAKE CXX
+set -euo pipefail
+build=$1 src=$2 cmake=$3 cxx=$4
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$cmake" --install "$build" --prefix "$tmp/prefix" > "$tmp/install.log"
+test -f "$tmp/prefix/include/lathe/lathe.h"
+test -f "$tmp/prefix/lib/cmake/Lathe/LatheConfig.cmake" || test -f "$tmp/prefix/lib64/cmake/Lathe/LatheConfig.cmake"
+launcher=()
+if command -v ccache > /dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+"$cmake" -S "$src/examples/embed" -B "$tmp/build" -DCMAKE_PREFIX_PATH="$tmp/prefix" \
+  -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" > "$tmp/configure.log"
+"$cmake" --build "$tmp/build" > "$tmp/build.log" 2>&1 || { cat "$tmp/build.log"; exit 1; }
+out=$("$tmp/build/embed" "$src/fixtures/tts_duration_predictor.pt2" "$tmp/out.pt2")
+echo "$out"
+grep -q "model: mm 'mm' kept: weight 'permute_1' is computed at run time by 'squeeze_1'" <<< "$out"
+grep -q "^output 0 '[a-z_0-9]*': float32 \[64, 1\]" <<< "$out"
+grep -q "^wrote " <<< "$out"
+test -s "$tmp/out.pt2"
+echo "Embed.FindPackageExample: ok"
