@@ -1,7 +1,7 @@
 // inspect_json: the summary `lathe inspect --json` prints.
 //
-// A copy of cli/inspect_command.cpp's inspect_json: when the CLI becomes a
-// user of this facade, its copy goes and `lathe inspect --json` calls this.
+// `lathe inspect --json` calls this (cli/inspect_command.cpp), so the CLI,
+// the facade and the Python package print the same summary.
 #include <nlohmann/json.hpp>
 
 #include <map>
@@ -101,7 +101,9 @@ std::string inspect_json(const Program& program) {
     methods[m.name] = std::move(mj);
   }
   root["methods"] = std::move(methods);
-  return root.dump();
+  // Names are the file's bytes: not always valid UTF-8, which dump() would
+  // throw on; invalid sequences become U+FFFD.
+  return root.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 }  // namespace lathe

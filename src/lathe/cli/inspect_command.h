@@ -14,9 +14,9 @@ struct InspectOptions {
   bool graph = false;  // also print each method's IR (text mode)
 };
 
-// The summary of a loaded program, as text or as one JSON object.
+// The summary of a loaded program as text; as JSON it is the facade's
+// lathe::inspect_json (lathe/lathe.h), shared with the Python package.
 std::string inspect_text(const Program& program, const std::string& path, const InspectOptions& options);
-std::string inspect_json(const Program& program);
 
 int run_inspect(const std::string& path, const InspectOptions& options, std::ostream& out, std::ostream& err);
 
