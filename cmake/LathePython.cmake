@@ -19,7 +19,10 @@ if(NOT LATHE_BUILD_PYTHON AND LATHE_PYTHON AND LATHE_BUILD_TESTS)
     set(Python_EXECUTABLE ${LATHE_PYTHON})
     set(lathe_python_tree ${PROJECT_BINARY_DIR}/python)
   else()
-    message(WARNING "${LATHE_PYTHON} has no pybind11 (run `make venv`): the Python package and its tests are not built")
+    # A test Python without the package's build tools is a broken set-up, not
+    # a reason to leave the Python tests out quietly.
+    message(FATAL_ERROR "${LATHE_PYTHON} has no pybind11 (run `make venv`, which installs tools/requirements.txt): "
+                        "the Python package and its tests cannot be built")
   endif()
 endif()
 
