@@ -8,47 +8,11 @@
 #include <set>
 
 #include "lathe/lathe.h"
+#include "lathe/ir/program_summary.h"
 
 namespace lathe {
-namespace {
 
 using Json = nlohmann::ordered_json;
-
-std::string value_name(const Argument& a) {
-  std::string name;
-  a.for_each_value([&](Value* v) {
-    if (name.empty()) name = v->name();
-  });
-  return name;
-}
-
-std::map<std::string, int64_t> op_histogram(const Graph& g) {
-  std::map<std::string, int64_t> ops;
-  for (const Node* n : g.nodes()) ops[n->op_name()]++;
-  return ops;
-}
-
-struct WeightSummary {
-  size_t count = 0;
-  uint64_t bytes = 0;
-  std::map<std::string, size_t> dtypes;
-};
-
-WeightSummary weight_summary(const ExportedProgram& ep) {
-  WeightSummary s;
-  // Bytes are counted per distinct storage: aliases share their bytes.
-  std::set<const Storage*> seen;
-  for (const NamedTensors* group : {&ep.parameters, &ep.buffers, &ep.constants}) {
-    for (const auto& [name, t] : *group) {
-      ++s.count;
-      s.dtypes[std::string(dtype_name(t.dtype))]++;
-      if (seen.insert(t.storage.get()).second) s.bytes += t.storage->nbytes();
-    }
-  }
-  return s;
-}
-
-}  // namespace
 
 std::string inspect_json(const Program& program) {
   Json root = Json::object();
@@ -73,7 +37,7 @@ std::string inspect_json(const Program& program) {
     for (size_t i = 0; i < ep.input_specs.size() && i < g.inputs().size(); ++i) {
       const auto& spec = ep.input_specs[i];
       Json in = Json::object();
-      in["name"] = spec.kind == InputKind::ConstantInput ? spec.target : value_name(g.inputs()[i]);
+      in["name"] = spec.kind == InputKind::ConstantInput ? spec.target : first_value_name(g.inputs()[i]);
       in["kind"] = std::string(input_kind_name(spec.kind));
       in["target"] = spec.target.empty() || spec.kind == InputKind::ConstantInput ? Json(nullptr) : Json(spec.target);
       if (spec.kind == InputKind::Buffer) in["persistent"] = spec.persistent;
@@ -84,7 +48,7 @@ std::string inspect_json(const Program& program) {
     for (size_t i = 0; i < ep.output_specs.size() && i < g.outputs().size(); ++i) {
       const auto& spec = ep.output_specs[i];
       Json out = Json::object();
-      out["name"] = value_name(g.outputs()[i]);
+      out["name"] = first_value_name(g.outputs()[i]);
       out["kind"] = std::string(output_kind_name(spec.kind));
       out["target"] = spec.target.empty() ? Json(nullptr) : Json(spec.target);
       outputs.push_back(std::move(out));

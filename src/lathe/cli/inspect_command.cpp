@@ -4,7 +4,6 @@
 
 #include "lathe/cli/commands.h"
 
-#include <nlohmann/json.hpp>
 
 #include <array>
 #include <iomanip>
@@ -15,47 +14,12 @@
 
 #include "lathe/core/printable.h"
 #include "lathe/ir/printer.h"
+#include "lathe/ir/program_summary.h"
 #include "lathe/ir/verify.h"
 #include "lathe/serde/pt2.h"
 
 namespace lathe::cli {
 namespace {
-
-using Json = nlohmann::ordered_json;
-
-std::string value_name(const Argument& a) {
-  std::string name;
-  a.for_each_value([&](Value* v) {
-    if (name.empty()) name = v->name();
-  });
-  return name;
-}
-
-std::map<std::string, int64_t> op_histogram(const Graph& g) {
-  std::map<std::string, int64_t> ops;
-  for (const Node* n : g.nodes()) ops[n->op_name()]++;
-  return ops;
-}
-
-struct WeightSummary {
-  size_t count = 0;
-  uint64_t bytes = 0;
-  std::map<std::string, size_t> dtypes;
-};
-
-WeightSummary weight_summary(const ExportedProgram& ep) {
-  WeightSummary s;
-  // Bytes are counted per distinct storage: aliases share their bytes.
-  std::set<const Storage*> seen;
-  for (const NamedTensors* group : {&ep.parameters, &ep.buffers, &ep.constants}) {
-    for (const auto& [name, t] : *group) {
-      ++s.count;
-      s.dtypes[std::string(dtype_name(t.dtype))]++;
-      if (seen.insert(t.storage.get()).second) s.bytes += t.storage->nbytes();
-    }
-  }
-  return s;
-}
 
 std::string human_bytes(uint64_t b) {
   std::ostringstream o;
@@ -105,7 +69,7 @@ std::string inspect_text(const Program& program, const std::string& path, const 
       const auto& spec = ep.input_specs[i];
       std::string type;
       g.inputs()[i].for_each_value([&](Value* v) { type = format_type(*v); });
-      rows.push_back({std::string(input_kind_name(spec.kind)), printable_name(value_name(g.inputs()[i])),
+      rows.push_back({std::string(input_kind_name(spec.kind)), printable_name(first_value_name(g.inputs()[i])),
                       printable_name(type), printable_name(spec.target)});
     }
     size_t outputs_begin = rows.size();
@@ -113,7 +77,7 @@ std::string inspect_text(const Program& program, const std::string& path, const 
       const auto& spec = ep.output_specs[i];
       std::string type;
       g.outputs()[i].for_each_value([&](Value* v) { type = format_type(*v); });
-      rows.push_back({std::string(output_kind_name(spec.kind)), printable_name(value_name(g.outputs()[i])),
+      rows.push_back({std::string(output_kind_name(spec.kind)), printable_name(first_value_name(g.outputs()[i])),
                       printable_name(type), printable_name(spec.target)});
     }
     std::array<size_t, 3> width{0, 0, 0};
