@@ -3,20 +3,14 @@
 #include <algorithm>
 #include <limits>
 
+#include "lathe/core/splitmix64.h"
 #include "sweep/op_shapes.h"
 
 namespace lathe::sweep {
 
 namespace {
 
-struct Rng {
-  uint64_t s;
-  uint64_t next() {
-    uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
+struct Rng : SplitMix64 {
   int64_t range(int64_t lo, int64_t hi) {  // inclusive
     return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1));
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "lathe/core/splitmix64.h"
 #include "lathe/runtime/executor.h"
 #include "lathe/runtime/kernels/util.h"
 
@@ -10,17 +11,7 @@ namespace lathe {
 
 namespace {
 
-// splitmix64: tiny, fast and specified bit for bit.
-struct Rng {
-  uint64_t s;
-  uint64_t next() {
-    uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return static_cast<double>(next() >> 11) * (1.0 / 9007199254740992.0); }  // [0, 1)
-};
+using Rng = SplitMix64;
 
 // The exclusive upper bound for an integer input: rows of the embedding or
 // the indexed dim it feeds, when that is known from metadata.
