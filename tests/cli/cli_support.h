@@ -6,6 +6,8 @@
 #include <string>
 #include <sys/wait.h>
 
+#include "support/testing.h"
+
 namespace lathe::testing {
 
 struct CommandResult {
@@ -32,5 +34,15 @@ inline CommandResult run_lathe(const std::string& args, const std::string& err_f
   }
   return r;
 }
+
+// `lathe` run from one test's folder (temp_dir() starts it afresh: take one
+// per test), its stderr kept there.
+struct Lathe {
+  std::string dir = temp_dir();
+  CommandResult operator()(const std::string& args) const { return run_lathe(args, dir + "/stderr.txt"); }
+};
+
+// A committed fixture's path, quoted for the shell.
+inline std::string quoted_fixture(const std::string& name) { return "'" + source_path("fixtures/" + name) + "'"; }
 
 }  // namespace lathe::testing

@@ -25,13 +25,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Lathe {
-  std::string dir = temp_dir();
-  CommandResult operator()(const std::string& args) const { return run_lathe(args, dir + "/stderr.txt"); }
-};
-
-std::string fixture(const std::string& name) { return "'" + source_path("fixtures/" + name) + "'"; }
-
 size_t lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
 
 void write_bytes(const std::string& path, const std::string& bytes) {
@@ -129,35 +122,35 @@ TEST(Hostile, NpyInputsThatOnceAborted) {
   const Lathe lathe;
   const std::string huge = lathe.dir + "/huge.npy";
   write_bytes(huge, npy("{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 64), }", ""));
-  CommandResult r = lathe("run " + fixture("mlp.pt2") + " --inputs '" + huge + "'");
+  CommandResult r = lathe("run " + quoted_fixture("mlp.pt2") + " --inputs '" + huge + "'");
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_EQ(lines(r.err), 1u) << r.err;
   EXPECT_NE(r.err.find(huge + ": npy header: shape (4611686018427387904, 64)"), std::string::npos) << r.err;
-  CommandResult d = lathe("run " + fixture("mlp.pt2") + " --inputs '" + lathe.dir + "'");
+  CommandResult d = lathe("run " + quoted_fixture("mlp.pt2") + " --inputs '" + lathe.dir + "'");
   EXPECT_EQ(d.exit_code, 1) << d.err;
   EXPECT_EQ(d.err, "lathe run: " + lathe.dir + ": not a regular file\n");
   const std::string open = lathe.dir + "/open.npy";
   write_bytes(open, npy("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 64), ", std::string(256, '\0')));
-  CommandResult u = lathe("run " + fixture("mlp.pt2") + " --inputs '" + open + "'");
+  CommandResult u = lathe("run " + quoted_fixture("mlp.pt2") + " --inputs '" + open + "'");
   EXPECT_EQ(u.exit_code, 1) << u.err;
   EXPECT_NE(u.err.find(open + ": npy header is not a terminated {...} dict"), std::string::npos) << u.err;
 }
 
 TEST(Hostile, OptionValuesThatCannotMeanAnything) {
   const Lathe lathe;
-  CommandResult t = lathe("run " + fixture("mlp.pt2") + " --threads 100000");
+  CommandResult t = lathe("run " + quoted_fixture("mlp.pt2") + " --threads 100000");
   EXPECT_GT(t.exit_code, 0) << t.err;
   EXPECT_NE(t.err.find("--threads"), std::string::npos) << t.err;
   for (const char* tol : {"--rtol nan", "--atol nan", "--atol -1", "--rtol inf"}) {
-    CommandResult r = lathe("run " + fixture("mlp.pt2") + " --check " + tol);
+    CommandResult r = lathe("run " + quoted_fixture("mlp.pt2") + " --check " + tol);
     EXPECT_GT(r.exit_code, 0) << tol << "\n" << r.out << r.err;
     EXPECT_NE(r.err.find("a tolerance must be a finite number >= 0"), std::string::npos) << tol << "\n" << r.err;
     EXPECT_EQ(r.out.find("check passed"), std::string::npos) << tol;
   }
-  CommandResult v = lathe("transform " + fixture("mlp.pt2") + " -o '" + lathe.dir + "/o.pt2' --verify --atol nan");
+  CommandResult v = lathe("transform " + quoted_fixture("mlp.pt2") + " -o '" + lathe.dir + "/o.pt2' --verify --atol nan");
   EXPECT_GT(v.exit_code, 0) << v.err;
   EXPECT_FALSE(fs::exists(lathe.dir + "/o.pt2"));
-  for (const std::string& cmd : {"run " + fixture("mlp.pt2"), "transform " + fixture("mlp.pt2") + " -o '" + lathe.dir + "/m.pt2'"}) {
+  for (const std::string& cmd : {"run " + quoted_fixture("mlp.pt2"), "transform " + quoted_fixture("mlp.pt2") + " -o '" + lathe.dir + "/m.pt2'"}) {
     CommandResult m = lathe(cmd + " --method ''");
     EXPECT_GT(m.exit_code, 0) << cmd << "\n" << m.err;
     EXPECT_NE(m.err.find("--method"), std::string::npos) << m.err;
@@ -187,14 +180,14 @@ TEST(Hostile, OutputsThatAreNotRegularFiles) {
   const std::string link = lathe.dir + "/link.pt2", target = lathe.dir + "/target.pt2";
   write_bytes(target, "keep me");
   fs::create_symlink(target, link);
-  CommandResult l = lathe("convert " + fixture("simple_linear.pt2") + " -o '" + link + "'");
+  CommandResult l = lathe("convert " + quoted_fixture("simple_linear.pt2") + " -o '" + link + "'");
   EXPECT_EQ(l.exit_code, 1) << l.err;
   EXPECT_NE(l.err.find(link + ": is a symbolic link; refusing to replace it"), std::string::npos) << l.err;
   EXPECT_TRUE(fs::is_symlink(link));
   EXPECT_EQ(read_text(target), "keep me");
   const std::string fifo = lathe.dir + "/fifo";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  CommandResult f = lathe("transform " + fixture("simple_linear.pt2") + " -o '" + fifo + "'");
+  CommandResult f = lathe("transform " + quoted_fixture("simple_linear.pt2") + " -o '" + fifo + "'");
   EXPECT_EQ(f.exit_code, 1) << f.err;
   EXPECT_NE(f.err.find(fifo + ": is not a regular file"), std::string::npos) << f.err;
   EXPECT_TRUE(fs::is_fifo(fifo));

@@ -13,20 +13,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Lathe {
-  std::string dir = temp_dir();
-  CommandResult operator()(const std::string& args) const { return run_lathe(args, dir + "/stderr.txt"); }
-};
-
-std::string fixture(const std::string& name) { return "'" + source_path("fixtures/" + name) + "'"; }
-
 // Lowers fixtures/<stem>.pt2 into dir/<stem>.pt2, with the fixture's
 // reference outputs linked beside it so --check finds them.
 CommandResult lower(const Lathe& lathe, const std::string& stem, const std::string& extra = "") {
   const std::string out = lathe.dir + "/" + stem + ".pt2";
   std::error_code ec;
   fs::create_directory_symlink(source_path("fixtures/" + stem + ".ref"), lathe.dir + "/" + stem + ".ref", ec);
-  return lathe("lower " + fixture(stem + ".pt2") + " -o '" + out + "' --backend xnnpack " + extra);
+  return lathe("lower " + quoted_fixture(stem + ".pt2") + " -o '" + out + "' --backend xnnpack " + extra);
 }
 
 TEST(LowerCommand, EveryFixtureLoweredToXnnpackMatchesPyTorch) {
@@ -67,7 +60,7 @@ TEST(LowerCommand, WeightsAreStoredOnceInTheLoweredArchive) {
   // (mlp's batch is dynamic, which XNNPACK declines: the TTS model's two
   // parameter linears are static and become two delegates.)
   ASSERT_EQ(lower(lathe, "tts_duration_predictor").exit_code, 0);
-  CommandResult before = lathe("inspect --json " + fixture("tts_duration_predictor.pt2"));
+  CommandResult before = lathe("inspect --json " + quoted_fixture("tts_duration_predictor.pt2"));
   CommandResult after = lathe("inspect --json '" + lathe.dir + "/tts_duration_predictor.pt2'");
   // 4 float32 weights before; after, the same 4 plus one uint8 payload record per delegate.
   EXPECT_NE(before.out.find("\"weights\":{\"count\":4,"), std::string::npos) << before.out;
@@ -79,7 +72,7 @@ TEST(LowerCommand, WeightsAreStoredOnceInTheLoweredArchive) {
 
 TEST(LowerCommand, RunBackendLowersInMemory) {
   const Lathe lathe;
-  CommandResult r = lathe("run " + fixture("convnet.pt2") + " --backend xnnpack --check --rtol 1e-4");
+  CommandResult r = lathe("run " + quoted_fixture("convnet.pt2") + " --backend xnnpack --check --rtol 1e-4");
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   // Every node, the 20 eval batch norms folded into their convolutions: one delegate.
   EXPECT_NE(r.err.find("lowered to xnnpack: 1 delegate(s) holding 59 node(s)"), std::string::npos) << r.err;
@@ -87,7 +80,7 @@ TEST(LowerCommand, RunBackendLowersInMemory) {
 
 TEST(LowerCommand, UnknownBackend_NEG) {
   const Lathe lathe;
-  CommandResult r = lathe("lower " + fixture("mlp.pt2") + " -o '" + lathe.dir + "/x.pt2' --backend tpu");
+  CommandResult r = lathe("lower " + quoted_fixture("mlp.pt2") + " -o '" + lathe.dir + "/x.pt2' --backend tpu");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("unknown backend 'tpu'; backends: xnnpack"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(lathe.dir + "/x.pt2"));

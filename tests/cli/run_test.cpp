@@ -12,30 +12,22 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// temp_dir() starts the test's folder afresh: take it once per test.
-struct Lathe {
-  std::string dir = temp_dir();
-  CommandResult operator()(const std::string& args) const { return run_lathe(args, dir + "/stderr.txt"); }
-};
-
-std::string fixture(const std::string& name) { return "'" + source_path("fixtures/" + name) + "'"; }
-
 TEST(RunCommand, ChecksEveryFixtureAgainstPyTorch) {
   const Lathe lathe;
   for (const char* name : {"simple_linear", "mlp", "convnet", "transformer_block", "transformer_encoder",
                            "buffer_mutation", "batchnorm_train", "tts_duration_predictor", "tied_embedding"}) {
-    CommandResult r = lathe("run " + fixture(std::string(name) + ".pt2") + " --check");
+    CommandResult r = lathe("run " + quoted_fixture(std::string(name) + ".pt2") + " --check");
     EXPECT_EQ(r.exit_code, 0) << name << "\n" << r.out << r.err;
     EXPECT_NE(r.out.find("check passed"), std::string::npos) << name << "\n" << r.out;
   }
-  CommandResult bm = lathe("run " + fixture("buffer_mutation.pt2") + " --check");
+  CommandResult bm = lathe("run " + quoted_fixture("buffer_mutation.pt2") + " --check");
   EXPECT_NE(bm.out.find("call 2 output 0 'mul_1'"), std::string::npos) << bm.out;  // three calls, state carried
   for (const char* m : {"encode", "decode"}) {
-    CommandResult r = lathe("run " + fixture("two_methods.pt2") + " --method " + m + " --check");
+    CommandResult r = lathe("run " + quoted_fixture("two_methods.pt2") + " --method " + m + " --check");
     EXPECT_EQ(r.exit_code, 0) << m << "\n" << r.out << r.err;
   }
   for (const char* m : {"prefill", "decode"}) {
-    CommandResult r = lathe("run " + fixture("decoder_lm.pt2") + " --method " + m + " --check");
+    CommandResult r = lathe("run " + quoted_fixture("decoder_lm.pt2") + " --method " + m + " --check");
     EXPECT_EQ(r.exit_code, 0) << m << "\n" << r.out << r.err;
     EXPECT_NE(r.out.find("check passed (3 call(s)"), std::string::npos) << m << "\n" << r.out;
   }
@@ -65,7 +57,7 @@ TEST(RunCommand, ChecksEverySynthesizedOlderGenerationAgainstItsReference) {
 TEST(RunCommand, FailsTheCheckBeyondTolerance) {
   const Lathe lathe;
   // A zero tolerance is beyond what float32 GEMM accumulation order allows (mlp differs by ~6e-8).
-  CommandResult r = lathe("run " + fixture("mlp.pt2") + " --check --rtol 0 --atol 0");
+  CommandResult r = lathe("run " + quoted_fixture("mlp.pt2") + " --check --rtol 0 --atol 0");
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("FAIL"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("check FAILED"), std::string::npos) << r.out;
@@ -74,14 +66,14 @@ TEST(RunCommand, FailsTheCheckBeyondTolerance) {
 TEST(RunCommand, WritesOutputsAsNpyAndReadsInputsFromNpy) {
   const Lathe lathe;
   const std::string& dir = lathe.dir;
-  CommandResult r = lathe("run " + fixture("mlp.pt2") + " --out '" + dir + "/out'");
+  CommandResult r = lathe("run " + quoted_fixture("mlp.pt2") + " --out '" + dir + "/out'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("output 0 'addmm_2': float32 [2, 10]"), std::string::npos) << r.out;  // call 0 has batch 2
   ASSERT_TRUE(fs::exists(dir + "/out/output_0.npy"));
   // Feed the written output of one method into the next one.
-  CommandResult enc = lathe("run " + fixture("two_methods.pt2") + " --method encode --out '" + dir + "/enc'");
+  CommandResult enc = lathe("run " + quoted_fixture("two_methods.pt2") + " --method encode --out '" + dir + "/enc'");
   ASSERT_EQ(enc.exit_code, 0) << enc.err;
-  CommandResult dec = lathe("run " + fixture("two_methods.pt2") + " --method decode --inputs '" + dir +
+  CommandResult dec = lathe("run " + quoted_fixture("two_methods.pt2") + " --method decode --inputs '" + dir +
                             "/enc/output_0.npy' --out '" + dir + "/dec'");
   ASSERT_EQ(dec.exit_code, 0) << dec.err;
   EXPECT_NE(dec.out.find("output 0 'sigmoid': float32 [2, 16]"), std::string::npos) << dec.out;
@@ -98,7 +90,7 @@ TEST(RunCommand, FallsBackToTheArchivesSampleInputs) {
   CommandResult r = lathe("run '" + dir + "/copy.pt2' --out '" + dir + "/out'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("inputs: the archive's sample inputs"), std::string::npos) << r.err;
-  CommandResult ref = lathe("run " + fixture("mlp.pt2") + " --out '" + dir + "/ref'");
+  CommandResult ref = lathe("run " + quoted_fixture("mlp.pt2") + " --out '" + dir + "/ref'");
   ASSERT_EQ(ref.exit_code, 0) << ref.err;
   EXPECT_NE(ref.err.find("inputs: reference inputs at"), std::string::npos) << ref.err;
   EXPECT_EQ(testing::read_text(dir + "/out/output_0.npy"), testing::read_text(dir + "/ref/output_0.npy"));
@@ -112,7 +104,7 @@ TEST(RunCommand, FallsBackToTheArchivesSampleInputs) {
 TEST(RunCommand, ChecksACopyAgainstTheOriginalsReference) {
   const Lathe lathe;
   const std::string& dir = lathe.dir;
-  CommandResult t = lathe("transform " + fixture("tts_duration_predictor.pt2") + " -o '" + dir + "/tts.pt2'");
+  CommandResult t = lathe("transform " + quoted_fixture("tts_duration_predictor.pt2") + " -o '" + dir + "/tts.pt2'");
   ASSERT_EQ(t.exit_code, 0) << t.err;
   CommandResult c = lathe("run '" + dir + "/tts.pt2' --check --reference " +
                           source_path("fixtures/tts_duration_predictor.ref"));
@@ -136,10 +128,10 @@ TEST(RunCommand, ExplainsMissingInputsAndMethods) {
   EXPECT_NE(r.err.find("no inputs: pass --inputs a.npy[,b.npy...] for 1 user input(s) (x float32 [s77, 64])"),
             std::string::npos)
       << r.err;
-  CommandResult m = lathe("run " + fixture("two_methods.pt2"));
+  CommandResult m = lathe("run " + quoted_fixture("two_methods.pt2"));
   EXPECT_EQ(m.exit_code, 1);
   EXPECT_NE(m.err.find("has methods encode, decode; pick one with --method"), std::string::npos) << m.err;
-  CommandResult bad = lathe("run " + fixture("mlp.pt2") + " --inputs '" +
+  CommandResult bad = lathe("run " + quoted_fixture("mlp.pt2") + " --inputs '" +
                             source_path("fixtures/tied_embedding.ref/model/call_0/input_0.npy") + "'");
   EXPECT_EQ(bad.exit_code, 1);
   // The error names the file it read (and is one line).
@@ -149,7 +141,7 @@ TEST(RunCommand, ExplainsMissingInputsAndMethods) {
 
 TEST(RunCommand, RepeatPrintsLatency) {
   const Lathe lathe;
-  CommandResult r = lathe("run " + fixture("mlp.pt2") + " --repeat 5 --threads 2");
+  CommandResult r = lathe("run " + quoted_fixture("mlp.pt2") + " --repeat 5 --threads 2");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("latency over 5 runs (2 thread(s)): median "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(" ms, p90 "), std::string::npos) << r.out;
