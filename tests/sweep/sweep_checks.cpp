@@ -8,7 +8,7 @@
 #include "lathe/analysis/constness.h"
 #include "lathe/backends/lower.h"
 #include "lathe/backends/xnnpack_backend.h"
-#include "lathe/cli/pass_differential.h"
+#include "lathe/api/pass_differential.h"
 #include "lathe/ir/verify.h"
 #include "lathe/passes/constant_propagation.h"
 #include "lathe/passes/default_pipeline.h"
@@ -105,10 +105,10 @@ Status check_passes(const ProgramFactory& make, const std::string& list, const C
   LATHE_ASSIGN_OR_RETURN(Program program, make());
   LATHE_ASSIGN_OR_RETURN(auto passes, builtin_passes().create_list(list));
   LATHE_ASSIGN_OR_RETURN(auto mirror, builtin_passes().create_list(list));
-  cli::DifferentialPassOptions dopt;
+  DifferentialPassOptions dopt;
   dopt.tolerance = o.tolerance;
   dopt.seed = o.input_seed;
-  cli::DifferentialPassCheck check(std::move(reference), std::move(mirror), dopt);
+  DifferentialPassCheck check(std::move(reference), std::move(mirror), dopt);
   PassManagerOptions pmo;
   pmo.verify_each = true;
   pmo.after_each = [&](const std::string& m, size_t i, ExportedProgram& p) { return check.after_pass(m, i, p); };

@@ -8,7 +8,7 @@
 //                program's outputs equal the original's
 //   pass:<name>  each registered pass alone keeps every user output and
 //                mutated buffer (verified after it, compared by the
-//                `--verify` machinery, cli::DifferentialPassCheck), and
+//                `--verify` machinery, DifferentialPassCheck (api)), and
 //                adds no linear over a run-time weight (the unsound
 //                addmm/mm -> linear: equal numbers on the portable kernels,
 //                a stale prepacked weight on a backend)

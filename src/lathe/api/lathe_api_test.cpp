@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 
 #include "lathe/lathe.h"
 #include "lathe/passes/constant_propagation.h"
@@ -227,6 +228,37 @@ TEST(LatheApi, ListsPasses) {
   auto passes = available_passes();
   EXPECT_GE(passes.size(), 5u);
   EXPECT_THAT(default_pipeline(), HasSubstr("constant_propagation"));
+}
+
+// transform's check_outputs (`lathe transform --verify`) on a program held
+// only in memory: the "before" copy comes through an in-memory archive.
+TEST(Api, CheckOutputsComparesEveryPassOnAnInMemoryProgram) {
+  auto program = load_bytes(file_bytes(source_path("fixtures/mlp.pt2")));
+  ASSERT_TRUE(program.ok()) << program.error().message();
+  TransformOptions o = passes("default");
+  o.check_outputs = true;
+  auto report = transform(*program, o);
+  ASSERT_TRUE(report.ok()) << report.error().message();
+  ASSERT_EQ(report->checked.size(), 1u);
+  EXPECT_THAT(report->checked[0], HasSubstr("outputs equal after each of " + std::to_string(report->passes.size()) +
+                                            " pass(es)"));
+}
+
+TEST(Api, CheckPassesRefusesAnUnknownPassBeforeAnythingIsRead_NEG) {
+  Status s = check_passes(passes("addmm_mm_to_linear,no_such_pass"));
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.error().message(), HasSubstr("no_such_pass"));
+  EXPECT_TRUE(check_passes(passes("default")).ok());
+}
+
+TEST(Api, PrintAfterEachWritesTheIrOfEveryMethodAfterEveryPass) {
+  auto program = load(source_path("fixtures/mlp.pt2"));
+  ASSERT_TRUE(program.ok()) << program.error().message();
+  std::ostringstream printed;
+  TransformOptions o = passes("addmm_mm_to_linear");
+  o.print_after_each = &printed;
+  ASSERT_TRUE(transform(*program, o).ok());
+  EXPECT_THAT(printed.str(), HasSubstr("aten.linear.default"));
 }
 
 }  // namespace
