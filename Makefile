@@ -31,7 +31,9 @@ $(BUILD)/CMakeCache.txt: | deps venv
 build: deps venv $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
-demo: build
+# Only what the demo runs: the `lathe` binary (not the test binaries).
+demo: deps venv $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS) --target lathe
 	@bash scripts/demo.sh $(BUILD)/lathe
 
 test: build

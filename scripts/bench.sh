@@ -139,6 +139,10 @@ echo
 echo "== python: Program.run (numpy in/out) vs lathe run (Executor::run), median per call =="
 if [ -d "$build/python/lathe" ]; then
   PYTHONPATH="$build/python" .venv/bin/python bench/python_run_overhead.py "$build/lathe" mlp simple_linear tts_duration_predictor
+  echo
+  echo "== python: load + transform + save from Python vs lathe transform (less process start) =="
+  "$build/lathe_bench_load" generate "$work/mlp10k.pt2" 10000 32 >/dev/null
+  PYTHONPATH="$build/python" .venv/bin/python bench/python_transform_cost.py "$build/lathe" "$work/mlp10k.pt2" "$work"
 else
   echo "(the Python package is not built in $build: configure with LATHE_PYTHON and pybind11 in .venv)"
 fi
