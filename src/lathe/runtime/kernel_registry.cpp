@@ -48,6 +48,7 @@ const KernelRegistry& portable_kernels() {
     kernels::register_factory_kernels(r);
     kernels::register_sym_kernels(r);
     kernels::register_quantized_kernels(r);
+    kernels::register_quantized_linear_kernels(r);
     register_control_flow_entries(r);
     return r;
   }();

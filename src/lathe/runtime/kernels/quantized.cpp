@@ -6,8 +6,6 @@
 #include <utility>
 
 #include "lathe/runtime/kernels/register.h"
-#include "lathe/runtime/kernels/simd.h"
-#include "lathe/runtime/parallel.h"
 
 namespace lathe::kernels {
 
@@ -285,122 +283,6 @@ Status dequantize_per_channel_group_out(const Tensor& input_raw, const Tensor& s
   return dequantize_by(in, scales, zps, range.dtype, out, op, "output_dtype", [&](int64_t i) { return i / g; });
 }
 
-// ---- weight-only quantized matmuls -----------------------------------------------
-
-namespace {
-
-// out[m, n] for every m and n in [n0, n1) =
-//   sum over groups j of scales[n * groups + j] * dot(x[m, group j], float(w[n, group j]))
-// with groups of g columns (g == K, groups == 1: one scale per row, the
-// int8 per-channel case). x rows contiguous (ldx), w [N, K] contiguous.
-// Four weight rows at a time, so each x load feeds four products and the
-// rows stay in L1 across the M loop.
-LATHE_SIMD_CLONES
-void i8_rows(int64_t M, int64_t K, int64_t g, int64_t groups, const float* x, int64_t ldx, const int8_t* w,
-             const float* scales, int64_t n0, int64_t n1, float* out, int64_t ldo) {
-  int64_t n = n0;
-  for (; n + 4 <= n1; n += 4) {
-    const int8_t* w0 = w + n * K;
-    const int8_t* w1 = w0 + K;
-    const int8_t* w2 = w1 + K;
-    const int8_t* w3 = w2 + K;
-    for (int64_t m = 0; m < M; ++m) {
-      const float* a = x + m * ldx;
-      float r0 = 0, r1 = 0, r2 = 0, r3 = 0;
-      for (int64_t j = 0; j < groups; ++j) {
-        float t[4];
-        simd::dot4(a, w0, w1, w2, w3, j * g, (j + 1) * g, t);
-        r0 += t[0] * scales[n * groups + j];
-        r1 += t[1] * scales[(n + 1) * groups + j];
-        r2 += t[2] * scales[(n + 2) * groups + j];
-        r3 += t[3] * scales[(n + 3) * groups + j];
-      }
-      float* o = out + m * ldo + n;
-      o[0] = r0;
-      o[1] = r1;
-      o[2] = r2;
-      o[3] = r3;
-    }
-  }
-  for (; n < n1; ++n) {
-    const int8_t* wr = w + n * K;
-    for (int64_t m = 0; m < M; ++m) {
-      const float* a = x + m * ldx;
-      float r = 0;
-      for (int64_t j = 0; j < groups; ++j) r += simd::dot1(a, wr, j * g, (j + 1) * g) * scales[n * groups + j];
-      out[m * ldo + n] = r;
-    }
-  }
-}
-
-// Shared checks and the parallel driver of both matmuls.
-Status quantized_mm(const Tensor& x_raw, const Tensor& w_raw, const Tensor& scales_raw, int64_t g, int64_t groups,
-                    Tensor& out, const char* op) {
-  const int64_t M = x_raw.sizes[0], K = x_raw.sizes[1], N = w_raw.sizes[0];
-  LATHE_RETURN_IF_ERROR(check_out(out, DType::Float32, {M, N}, op));
-  const Tensor x = as_contiguous(x_raw), w = as_contiguous(w_raw), s = as_contiguous(scales_raw);
-  const float* xp = cdata<float>(x);
-  const int8_t* wp = cdata<int8_t>(w);
-  const float* sp = cdata<float>(s);
-  float* op_out = mdata<float>(out);
-  if (M == 0 || N == 0) return Status::Ok();
-  const int64_t blocks = (N + 3) / 4;
-  const bool parallel = num_threads() > 1 && M * N * K >= 32768;
-  auto run = [&](int64_t b0, int64_t b1) {
-    i8_rows(M, K, g, groups, xp, K, wp, sp, b0 * 4, std::min(N, b1 * 4), op_out, N);
-  };
-  if (parallel) parallel_for(0, blocks, 1, run);
-  else run(0, blocks);
-  return Status::Ok();
-}
-
-Status check_mm_args(const Tensor& x, const Tensor& w, const Tensor& scales, const char* op) {
-  LATHE_RETURN_IF_ERROR(check_input(x, op, "self"));
-  LATHE_RETURN_IF_ERROR(check_input(w, op, "mat2"));
-  LATHE_RETURN_IF_ERROR(check_input(scales, op, "scales"));
-  LATHE_RETURN_IF_ERROR(check_rank(x, 2, op, "self"));
-  LATHE_RETURN_IF_ERROR(check_rank(w, 2, op, "mat2"));
-  LATHE_RETURN_IF_ERROR(check_dtype(x, DType::Float32, op, "self"));
-  LATHE_RETURN_IF_ERROR(check_dtype(w, DType::Int8, op, "mat2"));
-  LATHE_RETURN_IF_ERROR(check_dtype(scales, DType::Float32, op, "scales"));
-  if (x.sizes[1] != w.sizes[1]) {
-    return make_error(std::string(op) + ": self " + shape_string(x.sizes) + " and mat2 " + shape_string(w.sizes) +
-                      " differ in K");
-  }
-  return Status::Ok();
-}
-
-}  // namespace
-
-Status weight_int8pack_mm_out(const Tensor& x, const Tensor& w, const Tensor& scales, Tensor& out) {
-  const char* op = "_weight_int8pack_mm";
-  LATHE_RETURN_IF_ERROR(check_mm_args(x, w, scales, op));
-  if (scales.sizes.size() != 1 || scales.sizes[0] != w.sizes[0]) {
-    return make_error(std::string(op) + ": scales " + shape_string(scales.sizes) + " must be [" +
-                      std::to_string(w.sizes[0]) + "]");
-  }
-  const int64_t K = x.sizes[1];
-  return quantized_mm(x, w, scales, K, 1, out, op);
-}
-
-Status weight_int4_group_mm_out(const Tensor& x, const Tensor& w, const Tensor& scales, int64_t group_size,
-                                Tensor& out) {
-  const char* op = "weight_int4_group_mm";
-  LATHE_RETURN_IF_ERROR(check_mm_args(x, w, scales, op));
-  const int64_t N = w.sizes[0], K = w.sizes[1];
-  const int64_t g = effective_group_size(group_size, K, scales);
-  if (g <= 0 || K % g != 0) {
-    return make_error(std::string(op) + ": K " + std::to_string(K) + " is not a multiple of group_size " +
-                      std::to_string(group_size));
-  }
-  const int64_t groups = K / g;
-  if (scales.numel() != N * groups) {
-    return make_error(std::string(op) + ": scales " + shape_string(scales.sizes) + " must be [" + std::to_string(N) +
-                      ", " + std::to_string(groups) + "]");
-  }
-  return quantized_mm(x, w, scales, g, groups, out, op);
-}
-
 // ---- adapters ------------------------------------------------------------------------
 namespace {
 
@@ -498,25 +380,6 @@ Status dequantize_per_channel_group_kernel(KernelCall& c) {
   return dequantize_per_channel_group_out(*x, *s, z, r, group_size, *out);
 }
 
-Status weight_int8pack_mm_kernel(KernelCall& c) {
-  LATHE_ASSIGN_OR_RETURN(const Tensor* x, c.tensor("self"));
-  LATHE_ASSIGN_OR_RETURN(const Tensor* w, c.tensor("mat2"));
-  LATHE_ASSIGN_OR_RETURN(const Tensor* s, c.tensor("scales"));
-  LATHE_RETURN_IF_ERROR(check_mm_args(*x, *w, *s, "_weight_int8pack_mm"));
-  LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, DType::Float32, {x->sizes[0], w->sizes[0]}));
-  return weight_int8pack_mm_out(*x, *w, *s, *out);
-}
-
-Status weight_int4_group_mm_kernel(KernelCall& c) {
-  LATHE_ASSIGN_OR_RETURN(const Tensor* x, c.tensor("self"));
-  LATHE_ASSIGN_OR_RETURN(const Tensor* w, c.tensor("mat2"));
-  LATHE_ASSIGN_OR_RETURN(const Tensor* s, c.tensor("scales"));
-  LATHE_ASSIGN_OR_RETURN(int64_t group_size, c.int_arg("group_size"));
-  LATHE_RETURN_IF_ERROR(check_mm_args(*x, *w, *s, "weight_int4_group_mm"));
-  LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, DType::Float32, {x->sizes[0], w->sizes[0]}));
-  return weight_int4_group_mm_out(*x, *w, *s, group_size, *out);
-}
-
 }  // namespace
 
 void register_quantized_kernels(KernelRegistry& r) {
@@ -528,8 +391,6 @@ void register_quantized_kernels(KernelRegistry& r) {
   q("quantize_per_channel.default", quantize_per_channel_kernel);
   q("dequantize_per_channel.default", dequantize_per_channel_kernel);
   q("dequantize_per_channel_group.default", dequantize_per_channel_group_kernel);
-  register_overloads(r, "_weight_int8pack_mm", {"default"}, weight_int8pack_mm_kernel);
-  r.set("lathe.weight_int4_group_mm.default", KernelInfo{weight_int4_group_mm_kernel});
 }
 
 }  // namespace lathe::kernels

@@ -22,6 +22,7 @@ void register_attention_kernels(KernelRegistry& r);  // attention.cpp
 void register_factory_kernels(KernelRegistry& r);    // factory.cpp
 void register_sym_kernels(KernelRegistry& r);        // sym.cpp
 void register_quantized_kernels(KernelRegistry& r);  // quantized.cpp
+void register_quantized_linear_kernels(KernelRegistry& r);  // quantized_linear.cpp
 void register_pad_kernels(KernelRegistry& r);        // pad.cpp
 void register_inplace_kernels(KernelRegistry& r);    // inplace.cpp
 
