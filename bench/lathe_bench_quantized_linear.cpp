@@ -20,9 +20,10 @@
 // same size, the machine's streaming-read bandwidth at that size (the
 // physical limit of a GEMV). "vs fp32" = best fp32 CPU median / this one.
 //
-// --dump DIR writes each shape's x, int8 and int4 weights, scales and Lathe's
-// outputs as raw little-endian files for bench/torch_quantized_linear.py,
-// which times PyTorch's own kernels on the same weights.
+// --dump DIR writes each shape's x, int8 and int4 weights, scales, Lathe's
+// outputs (raw little-endian files) and CPU medians (times.txt) for
+// bench/torch_quantized_linear.py, which times PyTorch's own kernels on the
+// same weights.
 #include <time.h>
 
 #include <algorithm>
@@ -265,7 +266,11 @@ int main(int argc, char** argv) {
       dump(dump_dir, s, "q4", w.q4);
       dump(dump_dir, s, "s4g32", w.s4g32);
       dump(dump_dir, s, "s4g128", w.s4g128);
-      for (const Row& r : rows) dump(dump_dir, s, std::string("out_") + r.kernel, r.out);
+      std::ofstream times(dump_dir + "/times.txt", std::ios::app);
+      for (const Row& r : rows) {
+        dump(dump_dir, s, std::string("out_") + r.kernel, r.out);
+        times << shape << " " << r.kernel << " " << r.t.cpu_ms << "\n";
+      }
     }
   }
   std::printf("(read GB/s at 1 GiB, beyond the last-level cache: %.1f)\n", read_gbps(size_t{1} << 30, 5));

@@ -49,6 +49,8 @@ const KernelRegistry& portable_kernels() {
     kernels::register_sym_kernels(r);
     kernels::register_quantized_kernels(r);
     kernels::register_quantized_linear_kernels(r);
+    kernels::register_dynamic_int8_kernels(r);
+    kernels::register_affine_quant_kernels(r);
     register_control_flow_entries(r);
     return r;
   }();

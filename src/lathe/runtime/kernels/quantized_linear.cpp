@@ -6,7 +6,6 @@
 #include "lathe/runtime/kernels/quantized.h"
 #include "lathe/runtime/kernels/quantized_panels.h"
 #include "lathe/runtime/kernels/register.h"
-#include "lathe/runtime/parallel.h"
 
 namespace lathe::kernels {
 
@@ -104,22 +103,6 @@ std::shared_ptr<const Int4Panels> pack_int4_torch(const Tensor& w_raw, const Ten
 
 // ---- running the panels ---------------------------------------------------------
 
-// Calls run(rows, p0, p1) over row chunks of x (so that a chunk of x stays
-// in L2 while every panel streams past it) and, within a chunk, over
-// panels split across threads.
-template <typename Run>
-void for_chunks(int64_t M, int64_t N, int64_t K, Run run) {
-  const int64_t chunk = std::max<int64_t>(8, (int64_t{1} << 20) / (std::max<int64_t>(K, 1) * 4) / 8 * 8);
-  const int64_t panels = panels_of(N);
-  const bool parallel = num_threads() > 1 && M * N * K >= 32768;
-  for (int64_t m0 = 0; m0 < M; m0 += chunk) {
-    const int64_t m1 = std::min(M, m0 + chunk);
-    auto body = [&](int64_t p0, int64_t p1) { run(m0, m1, p0, p1); };
-    if (parallel) parallel_for(0, panels, 1, body);
-    else body(0, panels);
-  }
-}
-
 qpanels::PanelRows rows_of(const float* x, int64_t K, float* out, int64_t N, int64_t m0, int64_t m1, int64_t p) {
   qpanels::PanelRows r;
   r.x = x + m0 * K;
@@ -138,7 +121,7 @@ void run_int8(const Tensor& x_raw, const Int8Panels& w, const Tensor& scales_raw
   float* op = mdata<float>(out);
   const int64_t M = x.sizes[0], N = w.n, K = w.k;
   const qpanels::Int8PanelFn fn = qpanels::int8_panel_fn(isa);
-  for_chunks(M, N, K, [&](int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
+  qpanels::for_row_chunks(M, N, K, 4, [&](int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) fn(w, p, sp + p * kPanel, rows_of(xp, K, op, N, m0, m1, p));
   });
 }
@@ -154,7 +137,7 @@ void run_int4(const Tensor& x_raw, const Int4Panels& w, Tensor& out, simd::Isa i
     for (int64_t k = 0; k < K; ++k) xsum[m * groups + k / w.group] += xp[m * K + k];
   }
   const qpanels::Int4PanelFn fn = qpanels::int4_panel_fn(isa);
-  for_chunks(M, N, K, [&](int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
+  qpanels::for_row_chunks(M, N, K, 4, [&](int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) fn(w, p, xsum.data() + m0 * groups, rows_of(xp, K, op, N, m0, m1, p));
   });
 }

@@ -18,6 +18,7 @@
 // GCC 12 reports the undefined pass-through operand its own avx512 headers
 // give the unmasked intrinsics as "may be used uninitialized".
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 
 namespace lathe::kernels::qpanels {
 

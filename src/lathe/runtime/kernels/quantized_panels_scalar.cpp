@@ -48,6 +48,21 @@ void int4_panel_scalar(const Int4Panels& w, int64_t panel, const float* xsum, co
   }
 }
 
+void vnni_panel_scalar(const Int8VnniPanels& w, int64_t panel, const float* scales, const QuantizedRows& rows) {
+  const int8_t* base = reinterpret_cast<const int8_t*>(w.data.data()) + panel * w.k4 * kPanel * 4;
+  const int32_t* off = w.offsets.data() + panel * kPanel;
+  for (int64_t r = 0; r < rows.m; ++r) {
+    const uint8_t* x = rows.x + r * rows.ldx;
+    for (int64_t i = 0; i < rows.width; ++i) {
+      int32_t acc = 0;
+      for (int64_t t = 0; t < w.k4; ++t) {
+        for (int64_t j = 0; j < 4; ++j) acc += int32_t{x[t * 4 + j]} * base[(t * kPanel + i) * 4 + j];
+      }
+      rows.out[r * rows.ldo + i] = static_cast<float>(acc - off[i]) * rows.row_scales[r] * scales[i];
+    }
+  }
+}
+
 Int8PanelFn int8_panel_fn(simd::Isa isa) {
 #if defined(__x86_64__) && defined(__GNUC__)
   if (isa >= simd::Isa::Avx512) return int8_panel_avx512;
@@ -64,6 +79,14 @@ Int4PanelFn int4_panel_fn(simd::Isa isa) {
 #endif
   (void)isa;
   return int4_panel_scalar;
+}
+
+VnniPanelFn vnni_panel_fn(simd::Isa isa) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (isa == simd::Isa::Avx512Vnni) return vnni_panel_avx512;
+#endif
+  (void)isa;
+  return vnni_panel_scalar;
 }
 
 }  // namespace lathe::kernels::qpanels
