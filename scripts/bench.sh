@@ -127,12 +127,23 @@ else
   echo "(torch.fx unavailable: $(tail -1 "$work/fx.err"))"
 fi
 
-# --- weight-only quantized linear (issue 8): int8 / int4 groupwise vs fp32 ---
-# The portable kernels fuse_weight_only_quantized_linear targets, against the
-# fp32 linear kernel, on the same shapes (bench/lathe_bench_quantized_linear.cpp).
+# --- quantized linears (issues 8, 18): int8 / int4 vs Lathe's best fp32 ---
+# One-node programs through Executor::run (quantized weights repacked once
+# at load), 1 thread unless LATHE_BENCH_THREADS: fp32 portable and
+# XNNPACK-lowered, int8 weight-only, int4 groupwise (g32, g128), as GB/s of
+# weights streamed beside the streaming-read bandwidth at the same size
+# (bench/lathe_bench_quantized_linear.cpp). Then PyTorch 2.13's own
+# _weight_int8pack_mm / _weight_int4pack_mm_for_cpu on the same weights
+# (bench/torch_quantized_linear.py). Targets at batch 1 (4096x4096,
+# 11008x4096): int8 >= 1.8x and int4 >= 3x the best fp32, int8 faster than
+# PyTorch's, GEMV >= 70% of the read bandwidth.
 echo
-echo "== quantized linear: _weight_int8pack_mm / lathe.weight_int4_group_mm vs fp32 linear (portable) =="
-"$build/lathe_bench_quantized_linear" --threads "${LATHE_BENCH_THREADS:-1}" --repeat "${LATHE_BENCH_QREPEAT:-50}"
+echo "== quantized linear: int8 / int4 weight-only vs Lathe's best fp32, and PyTorch 2.13's kernels =="
+mkdir -p "$work/quant"
+"$build/lathe_bench_quantized_linear" --threads "${LATHE_BENCH_THREADS:-1}" --repeat "${LATHE_BENCH_QREPEAT:-30}" --dump "$work/quant"
+.venv/bin/python bench/torch_quantized_linear.py "$work/quant" --repeat "${LATHE_BENCH_QREPEAT:-30}" \
+  || echo "(PyTorch timing unavailable)"
+rm -rf "$work/quant"
 
 # --- Python: Program.run vs the C++ executor on the same inputs --------------
 echo

@@ -48,6 +48,9 @@ const KernelRegistry& portable_kernels() {
     kernels::register_factory_kernels(r);
     kernels::register_sym_kernels(r);
     kernels::register_quantized_kernels(r);
+    kernels::register_quantized_linear_kernels(r);
+    kernels::register_dynamic_int8_kernels(r);
+    kernels::register_affine_quant_kernels(r);
     register_control_flow_entries(r);
     return r;
   }();

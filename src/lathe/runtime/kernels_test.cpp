@@ -214,8 +214,13 @@ TEST(KernelCoverage, EveryKernelHasACase) {
       "quantized_decomposed.quantize_per_tensor.default", "quantized_decomposed.quantize_per_tensor.tensor",
       "quantized_decomposed.dequantize_per_tensor.default", "quantized_decomposed.dequantize_per_tensor.tensor",
       "quantized_decomposed.quantize_per_channel.default", "quantized_decomposed.dequantize_per_channel.default",
-      "quantized_decomposed.dequantize_per_channel_group.default", "aten._weight_int8pack_mm.default",
-      "lathe.weight_int4_group_mm.default",
+      "quantized_decomposed.dequantize_per_channel_group.default",
+      // quantized_linear_test.cpp: PyTorch 2.13's outputs (tools/make_quantized_linear_cases.py)
+      "aten._weight_int8pack_mm.default", "lathe.weight_int4_group_mm.default",
+      "aten._weight_int4pack_mm_for_cpu.default",
+      // dynamic_int8_test.cpp and affine_quant_test.cpp: PyTorch 2.13 + torchao 0.18's outputs (same tool)
+      "aten._int_mm.default", "lathe.dynamic_int8_mm.default", "torchao.choose_qparams_affine.default",
+      "torchao.quantize_affine.default", "torchao.dequantize_affine.default",
       // control_flow_test.cpp (hand-checked) and fixtures/cond.pt2 (PyTorch's outputs)
       "higher_order.cond", "higher_order.while_loop",
   };
