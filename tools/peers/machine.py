@@ -85,6 +85,23 @@ def measured_peak(runs=5, seconds=0.2):
         return best
 
 
+def measured_bandwidth(mib=512, passes=5):
+    """(best GB/s per CPU second, best wall GB/s) of one core streaming a
+    buffer far larger than the caches (tools/peers/stream_read.c), or a
+    string saying why there is no measurement."""
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = os.path.join(tmp, "stream_read")
+        cc = os.environ.get("CC", "cc")
+        p = subprocess.run([cc, "-O3", "-march=native", "-o", exe, os.path.join(HERE, "stream_read.c")],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if p.returncode != 0:
+            return "cannot build stream_read.c with %s: %s" % (cc, p.stdout.strip().splitlines()[-1:] or "")
+        out = subprocess.run([exe, str(mib), str(passes)], stdout=subprocess.PIPE, text=True).stdout.split()
+        if len(out) != 2:
+            return "stream_read printed %r" % " ".join(out)
+        return float(out[0]), float(out[1])
+
+
 def load_average():
     try:
         with open("/proc/loadavg") as f:
@@ -94,7 +111,8 @@ def load_average():
 
 
 def describe():
-    """Lines for the report, and the limit in GFLOP/s (None if unknown)."""
+    """Lines for the report, the limit in GFLOP/s and the streaming read
+    bandwidth in GB/s per CPU second (each None if unknown)."""
     info = lscpu()
     lines = ["cpu: %s, %s core(s) online (%s)" % (info.get("Model name", "?"), os.cpu_count(),
                                                  info.get("Hypervisor vendor", "bare metal") + " guest"
@@ -114,8 +132,16 @@ def describe():
         widest = "avx512" if "avx512" in measured else "avx2" if "avx2" in measured else None
         if widest:
             limit = measured[widest][0]
+    bandwidth = measured_bandwidth()
+    if isinstance(bandwidth, str):
+        lines.append("streaming read, one core, measured: n/a (%s)" % bandwidth)
+        bandwidth = None
+    else:
+        lines.append("streaming read, one core, measured (tools/peers/stream_read.c, 512 MiB): %.1f GB/s per CPU "
+                     "second (%.1f GB/s wall under this load)" % bandwidth)
+        bandwidth = bandwidth[0]
     lines.append("load average (1, 5, 15 min): %s" % load_average())
-    return lines, limit
+    return lines, limit, bandwidth
 
 
 PACKAGES = ["torch", "executorch", "torchao", "onnxruntime", "onnx", "onnxscript"]

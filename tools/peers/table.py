@@ -46,7 +46,7 @@ def best(results, threads, name, peers):
     return p, m
 
 
-def report(results, models, threads_list, repeat, limit, load_before, load_after):
+def report(results, models, threads_list, repeat, limit, load_before, load_after, bandwidth=None):
     notes = []  # (model, peer, reason) in order of appearance, deduplicated
     out = []
 
@@ -123,6 +123,27 @@ def report(results, models, threads_list, repeat, limit, load_before, load_after
                 lb, ob = best(results, threads, m["name"], LATHE), best(results, threads, m["name"], OTHERS)
                 ratio = "%.0f%%" % (100 * ob[1] / lb[1]) if lb and ob else "n/a"
                 out.append("| %s | %d | %s | %s |" % (m["name"], threads, " | ".join(cells), ratio))
+        out.append("")
+
+    streamed = [m for m in models if m.get("weight_bytes")]
+    if streamed:
+        out.append("### Batch-1 linear: weight GB/s read (weight bytes / median), and the fraction of %s" % (
+            "the measured streaming read, %.1f GB/s per CPU second" % bandwidth if bandwidth else
+            "streaming read (unknown)"))
+        out.append("")
+        out.append("| model | threads | " + " | ".join(t for _, t in PEER_TITLES) + " |")
+        out.append("|---" * (len(PEER_TITLES) + 2) + "|")
+        for m in streamed:
+            for threads in threads_list:
+                cells = []
+                for peer, _ in PEER_TITLES:
+                    r = results.get((threads, m["name"], peer))
+                    if not _timed(r):
+                        cells.append("n/a")
+                        continue
+                    gbs = m["weight_bytes"] / (r["median"] * 1e-3) / 1e9
+                    cells.append("%.1f (%.0f%%)" % (gbs, 100 * gbs / bandwidth) if bandwidth else "%.1f" % gbs)
+                out.append("| %s | %d | %s |" % (m["name"], threads, " | ".join(cells)))
         out.append("")
 
     delegation = []
