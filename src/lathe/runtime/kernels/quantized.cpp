@@ -2,21 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <optional>
 #include <utility>
 
 #include "lathe/runtime/kernels/register.h"
+#include "lathe/runtime/kernels/simd.h"
 #include "lathe/runtime/parallel.h"
-
-// As in gemm.cpp: an AVX2+FMA clone of the matmul loops next to the
-// baseline one, picked at load time.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-#define LATHE_QUANT_SIMD_CLONES __attribute__((target_clones("arch=haswell", "default")))
-#else
-#define LATHE_QUANT_SIMD_CLONES
-#endif
-#pragma GCC diagnostic ignored "-Wpsabi"
 
 namespace lathe::kernels {
 
@@ -298,34 +289,13 @@ Status dequantize_per_channel_group_out(const Tensor& input_raw, const Tensor& s
 
 namespace {
 
-typedef float v8 __attribute__((vector_size(32)));
-typedef int32_t v8i __attribute__((vector_size(32)));
-
-[[gnu::always_inline]] inline v8 load8(const float* p) {
-  v8 v;
-  std::memcpy(&v, p, sizeof(v));
-  return v;
-}
-// Written element by element: GCC turns this into one sign-extending load
-// (vpmovsxbd) and a vcvtdq2ps; __builtin_convertvector of an 8-byte vector
-// became scalar conversions and shuffles.
-[[gnu::always_inline]] inline v8 load8(const int8_t* p) {
-  const v8i w = {p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]};
-  return __builtin_convertvector(w, v8);
-}
-[[gnu::always_inline]] inline float hsum(v8 v) {
-  float s = 0;
-  for (int l = 0; l < 8; ++l) s += v[l];
-  return s;
-}
-
 // out[m, n] for every m and n in [n0, n1) =
 //   sum over groups j of scales[n * groups + j] * dot(x[m, group j], float(w[n, group j]))
 // with groups of g columns (g == K, groups == 1: one scale per row, the
 // int8 per-channel case). x rows contiguous (ldx), w [N, K] contiguous.
 // Four weight rows at a time, so each x load feeds four products and the
 // rows stay in L1 across the M loop.
-LATHE_QUANT_SIMD_CLONES
+LATHE_SIMD_CLONES
 void i8_rows(int64_t M, int64_t K, int64_t g, int64_t groups, const float* x, int64_t ldx, const int8_t* w,
              const float* scales, int64_t n0, int64_t n1, float* out, int64_t ldo) {
   int64_t n = n0;
@@ -338,27 +308,12 @@ void i8_rows(int64_t M, int64_t K, int64_t g, int64_t groups, const float* x, in
       const float* a = x + m * ldx;
       float r0 = 0, r1 = 0, r2 = 0, r3 = 0;
       for (int64_t j = 0; j < groups; ++j) {
-        const int64_t k1 = (j + 1) * g;
-        int64_t k = j * g;
-        v8 s0 = {}, s1 = {}, s2 = {}, s3 = {};
-        for (; k + 8 <= k1; k += 8) {
-          const v8 av = load8(a + k);
-          s0 += av * load8(w0 + k);
-          s1 += av * load8(w1 + k);
-          s2 += av * load8(w2 + k);
-          s3 += av * load8(w3 + k);
-        }
-        float t0 = hsum(s0), t1 = hsum(s1), t2 = hsum(s2), t3 = hsum(s3);
-        for (; k < k1; ++k) {
-          t0 += a[k] * w0[k];
-          t1 += a[k] * w1[k];
-          t2 += a[k] * w2[k];
-          t3 += a[k] * w3[k];
-        }
-        r0 += t0 * scales[n * groups + j];
-        r1 += t1 * scales[(n + 1) * groups + j];
-        r2 += t2 * scales[(n + 2) * groups + j];
-        r3 += t3 * scales[(n + 3) * groups + j];
+        float t[4];
+        simd::dot4(a, w0, w1, w2, w3, j * g, (j + 1) * g, t);
+        r0 += t[0] * scales[n * groups + j];
+        r1 += t[1] * scales[(n + 1) * groups + j];
+        r2 += t[2] * scales[(n + 2) * groups + j];
+        r3 += t[3] * scales[(n + 3) * groups + j];
       }
       float* o = out + m * ldo + n;
       o[0] = r0;
@@ -372,15 +327,7 @@ void i8_rows(int64_t M, int64_t K, int64_t g, int64_t groups, const float* x, in
     for (int64_t m = 0; m < M; ++m) {
       const float* a = x + m * ldx;
       float r = 0;
-      for (int64_t j = 0; j < groups; ++j) {
-        const int64_t k1 = (j + 1) * g;
-        int64_t k = j * g;
-        v8 s = {};
-        for (; k + 8 <= k1; k += 8) s += load8(a + k) * load8(wr + k);
-        float t = hsum(s);
-        for (; k < k1; ++k) t += a[k] * wr[k];
-        r += t * scales[n * groups + j];
-      }
+      for (int64_t j = 0; j < groups; ++j) r += simd::dot1(a, wr, j * g, (j + 1) * g) * scales[n * groups + j];
       out[m * ldo + n] = r;
     }
   }
