@@ -20,24 +20,13 @@ constexpr int64_t kKc = 256;
 constexpr int64_t kMc = 144;  // a multiple of every set's mr (8, 6, 4)
 constexpr int64_t kNcPacked = 512;
 
-bool cpu_has(GemmIsa isa) {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  switch (isa) {
-    case GemmIsa::Scalar: return true;
-    case GemmIsa::Avx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    case GemmIsa::Avx512:
-      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
-  }
-  return false;
-#else
-  return isa == GemmIsa::Scalar;
-#endif
-}
+// simd::best_isa() orders the sets narrowest first.
+bool cpu_has(simd::Isa isa) { return static_cast<int>(simd::best_isa()) >= static_cast<int>(isa); }
 
 const TileSet& choose_tiles() {
   const char* env = std::getenv("LATHE_GEMM_ISA");
   const std::string_view want = env ? env : "";
-  for (GemmIsa isa : {GemmIsa::Avx512, GemmIsa::Avx2}) {
+  for (simd::Isa isa : {simd::Isa::Avx512, simd::Isa::Avx2}) {
     const TileSet* t = gemm_tiles_for(isa);
     if (t && (want.empty() || want == t->name)) return *t;
   }
@@ -160,12 +149,13 @@ AlignedFloats aligned_floats(int64_t count) {
   return AlignedFloats(static_cast<float*>(std::aligned_alloc(64, bytes)));
 }
 
-const TileSet* gemm_tiles_for(GemmIsa isa) {
+const TileSet* gemm_tiles_for(simd::Isa isa) {
   if (!cpu_has(isa)) return nullptr;
   switch (isa) {
-    case GemmIsa::Scalar: return &tiles_scalar();
-    case GemmIsa::Avx2: return tiles_avx2();
-    case GemmIsa::Avx512: return tiles_avx512();
+    case simd::Isa::Scalar: return &tiles_scalar();
+    case simd::Isa::Avx2: return tiles_avx2();
+    case simd::Isa::Avx512:
+    case simd::Isa::Avx512Vnni: return tiles_avx512();  // VNNI adds nothing for fp32
   }
   return nullptr;
 }

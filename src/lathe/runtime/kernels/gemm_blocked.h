@@ -34,7 +34,7 @@ namespace lathe::kernels {
 // beyond what the CPU has.
 const TileSet& gemm_tiles();
 // A given set, or nullptr where this CPU or build lacks it (tests).
-const TileSet* gemm_tiles_for(GemmIsa isa);
+const TileSet* gemm_tiles_for(simd::Isa isa);
 
 struct GemmEpilogue {
   const float* bias = nullptr;  // N values, or nullptr

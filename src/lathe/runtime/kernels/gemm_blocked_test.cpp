@@ -92,7 +92,7 @@ void check(const TileSet& t, const Case& c, Layout la, Layout lb, const GemmEpil
 
 std::vector<const TileSet*> available_sets() {
   std::vector<const TileSet*> sets;
-  for (GemmIsa isa : {GemmIsa::Scalar, GemmIsa::Avx2, GemmIsa::Avx512}) {
+  for (simd::Isa isa : {simd::Isa::Scalar, simd::Isa::Avx2, simd::Isa::Avx512}) {
     if (const TileSet* t = gemm_tiles_for(isa)) sets.push_back(t);
   }
   return sets;
@@ -150,10 +150,10 @@ TEST(GemmBlocked, TwoThreadsSplitColumnsAndRows) {
 
 TEST(GemmBlocked, UsesTheWidestSetTheCpuHas) {
   const TileSet& t = gemm_tiles();
-  if (gemm_tiles_for(GemmIsa::Avx512)) EXPECT_EQ(t.isa, GemmIsa::Avx512);
-  else if (gemm_tiles_for(GemmIsa::Avx2)) EXPECT_EQ(t.isa, GemmIsa::Avx2);
-  else EXPECT_EQ(t.isa, GemmIsa::Scalar);
-  EXPECT_NE(gemm_tiles_for(GemmIsa::Scalar), nullptr);  // the fallback is always there
+  if (gemm_tiles_for(simd::Isa::Avx512)) EXPECT_EQ(t.isa, simd::Isa::Avx512);
+  else if (gemm_tiles_for(simd::Isa::Avx2)) EXPECT_EQ(t.isa, simd::Isa::Avx2);
+  else EXPECT_EQ(t.isa, simd::Isa::Scalar);
+  EXPECT_NE(gemm_tiles_for(simd::Isa::Scalar), nullptr);  // the fallback is always there
 }
 
 }  // namespace

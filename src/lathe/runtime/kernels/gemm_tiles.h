@@ -18,9 +18,9 @@
 
 #include <cstdint>
 
-namespace lathe::kernels {
+#include "lathe/runtime/kernels/simd.h"
 
-enum class GemmIsa { Scalar, Avx2, Avx512 };
+namespace lathe::kernels {
 
 struct TileArgs {
   int64_t kc;        // k steps in this block
@@ -42,7 +42,7 @@ using TileFn = void (*)(const TileArgs&);
 inline constexpr int kMaxTileRows = 8;
 
 struct TileSet {
-  GemmIsa isa;
+  simd::Isa isa;
   const char* name;
   int mr;                            // rows of a full tile
   int nr;                            // columns of a full tile (the packed panel width)

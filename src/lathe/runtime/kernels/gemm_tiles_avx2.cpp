@@ -67,7 +67,7 @@ void tile(const TileArgs& p) {
   tile_via_scratch<MR, kNr, full_tile<MR>>(p);
 }
 
-const TileSet kSet = {GemmIsa::Avx2, "avx2", 6, kNr, {nullptr, tile<1>, tile<2>, tile<3>, tile<4>, tile<5>, tile<6>, nullptr, nullptr}};
+const TileSet kSet = {simd::Isa::Avx2, "avx2", 6, kNr, {nullptr, tile<1>, tile<2>, tile<3>, tile<4>, tile<5>, tile<6>, nullptr, nullptr}};
 
 }  // namespace
 

@@ -83,7 +83,7 @@ LATHE_AVX512 void tile(const TileArgs& p) {
   }
 }
 
-const TileSet kSet = {GemmIsa::Avx512, "avx512", 8, kNr, {nullptr, tile<1>, tile<2>, tile<3>, tile<4>, tile<5>, tile<6>, tile<7>, tile<8>}};
+const TileSet kSet = {simd::Isa::Avx512, "avx512", 8, kNr, {nullptr, tile<1>, tile<2>, tile<3>, tile<4>, tile<5>, tile<6>, tile<7>, tile<8>}};
 
 }  // namespace
 

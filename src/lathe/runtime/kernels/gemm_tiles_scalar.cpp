@@ -37,7 +37,7 @@ void tile(const TileArgs& p) {
   tile_via_scratch<MR, kNr, full_tile<MR>>(p);
 }
 
-const TileSet kSet = {GemmIsa::Scalar, "scalar", 4, kNr, {nullptr, tile<1>, tile<2>, tile<3>, tile<4>, nullptr, nullptr, nullptr, nullptr}};
+const TileSet kSet = {simd::Isa::Scalar, "scalar", 4, kNr, {nullptr, tile<1>, tile<2>, tile<3>, tile<4>, nullptr, nullptr, nullptr, nullptr}};
 
 }  // namespace
 
