@@ -65,16 +65,25 @@ def nominal_peak(fma_units=2):
         source, f, lanes, isa, fma_units, g)
 
 
+def _build(tmp, name):
+    """Builds tools/peers/<name>.c into tmp (cc -O3 -march=native): the
+    executable's path, or a sentence starting "cannot" saying why not."""
+    exe = os.path.join(tmp, name)
+    cc = os.environ.get("CC", "cc")
+    p = subprocess.run([cc, "-O3", "-march=native", "-o", exe, os.path.join(HERE, name + ".c")],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if p.returncode != 0:
+        return "cannot build %s.c with %s: %s" % (name, cc, p.stdout.strip().splitlines()[-1:] or "")
+    return exe
+
+
 def measured_peak(runs=5, seconds=0.2):
     """{isa: (best GFLOP/s per CPU second, best wall GFLOP/s)}, or a string
     saying why there is no measurement."""
     with tempfile.TemporaryDirectory() as tmp:
-        exe = os.path.join(tmp, "fma_peak")
-        cc = os.environ.get("CC", "cc")
-        p = subprocess.run([cc, "-O3", "-march=native", "-o", exe, os.path.join(HERE, "fma_peak.c")],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        if p.returncode != 0:
-            return "cannot build fma_peak.c with %s: %s" % (cc, p.stdout.strip().splitlines()[-1:] or "")
+        exe = _build(tmp, "fma_peak")
+        if exe.startswith("cannot"):
+            return exe
         best = {}
         for _ in range(runs):
             out = subprocess.run([exe, str(seconds)], stdout=subprocess.PIPE, text=True).stdout
@@ -90,12 +99,9 @@ def measured_bandwidth(mib=512, passes=5):
     buffer far larger than the caches (tools/peers/stream_read.c), or a
     string saying why there is no measurement."""
     with tempfile.TemporaryDirectory() as tmp:
-        exe = os.path.join(tmp, "stream_read")
-        cc = os.environ.get("CC", "cc")
-        p = subprocess.run([cc, "-O3", "-march=native", "-o", exe, os.path.join(HERE, "stream_read.c")],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        if p.returncode != 0:
-            return "cannot build stream_read.c with %s: %s" % (cc, p.stdout.strip().splitlines()[-1:] or "")
+        exe = _build(tmp, "stream_read")
+        if exe.startswith("cannot"):
+            return exe
         out = subprocess.run([exe, str(mib), str(passes)], stdout=subprocess.PIPE, text=True).stdout.split()
         if len(out) != 2:
             return "stream_read printed %r" % " ".join(out)

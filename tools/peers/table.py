@@ -46,6 +46,20 @@ def best(results, threads, name, peers):
     return p, m
 
 
+def _rate_cells(results, threads, name, amount, limit):
+    """Per peer: amount (flops or bytes) per median call, in units of 1e9 per
+    second, and its fraction of `limit` when known."""
+    cells = []
+    for peer, _ in PEER_TITLES:
+        r = results.get((threads, name, peer))
+        if not _timed(r):
+            cells.append("n/a")
+            continue
+        rate = amount / (r["median"] * 1e-3) / 1e9
+        cells.append("%.1f (%.0f%%)" % (rate, 100 * rate / limit) if limit else "%.1f" % rate)
+    return cells
+
+
 def report(results, models, threads_list, repeat, limit, load_before, load_after, bandwidth=None):
     notes = []  # (model, peer, reason) in order of appearance, deduplicated
     out = []
@@ -112,14 +126,7 @@ def report(results, models, threads_list, repeat, limit, load_before, load_after
         out.append("|---" * (len(PEER_TITLES) + 3) + "|")
         for m in gemms:
             for threads in threads_list:
-                cells = []
-                for peer, _ in PEER_TITLES:
-                    r = results.get((threads, m["name"], peer))
-                    if not _timed(r):
-                        cells.append("n/a")
-                        continue
-                    g = m["flops"] / (r["median"] * 1e-3) / 1e9
-                    cells.append("%.1f (%.0f%%)" % (g, 100 * g / (limit * threads)) if limit else "%.1f" % g)
+                cells = _rate_cells(results, threads, m["name"], m["flops"], limit * threads if limit else None)
                 lb, ob = best(results, threads, m["name"], LATHE), best(results, threads, m["name"], OTHERS)
                 ratio = "%.0f%%" % (100 * ob[1] / lb[1]) if lb and ob else "n/a"
                 out.append("| %s | %d | %s | %s |" % (m["name"], threads, " | ".join(cells), ratio))
@@ -135,14 +142,7 @@ def report(results, models, threads_list, repeat, limit, load_before, load_after
         out.append("|---" * (len(PEER_TITLES) + 2) + "|")
         for m in streamed:
             for threads in threads_list:
-                cells = []
-                for peer, _ in PEER_TITLES:
-                    r = results.get((threads, m["name"], peer))
-                    if not _timed(r):
-                        cells.append("n/a")
-                        continue
-                    gbs = m["weight_bytes"] / (r["median"] * 1e-3) / 1e9
-                    cells.append("%.1f (%.0f%%)" % (gbs, 100 * gbs / bandwidth) if bandwidth else "%.1f" % gbs)
+                cells = _rate_cells(results, threads, m["name"], m["weight_bytes"], bandwidth)
                 out.append("| %s | %d | %s |" % (m["name"], threads, " | ".join(cells)))
         out.append("")
 
