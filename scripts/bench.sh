@@ -53,7 +53,8 @@ echo "(threads: $threads; speedup = eager median / lathe median; LATHE_BENCH_THR
 # other; eager figures are the ones measured above in this run. The
 # XNNPACK column is `lathe run --backend xnnpack` (lowered in memory,
 # prepacked at load; only calls are timed). Then a 256x1024x1024 fp32
-# linear through Lathe (lowered, Executor::run) vs XNNPACK's
+# linear through Lathe (lowered, Executor::run; its fully-connected is
+# Lathe's blocked GEMM) vs the 2022 XNNPACK's
 # fully-connected operator called directly (bench/lathe_bench_xnnpack.cpp).
 echo
 echo "== xnnpack: lathe run portable vs XNNPACK-lowered vs PyTorch 2.13 eager, fixtures/*.pt2 =="
@@ -76,6 +77,7 @@ echo "(threads: $threads; xnnpack/eager = XNNPACK-lowered median / eager median,
 echo " targets at batch 1: <= 0.70x on mlp and transformer_block, <= 1.00x on convnet)"
 echo
 "$build/lathe_bench_xnnpack" 256 1024 1024 --threads "$threads" --repeat "${LATHE_BENCH_XNN_REPEAT:-50}" | grep -v '^RATE'
+"$build/lathe_bench_xnnpack" 64 4096 4096 --threads "$threads" --repeat "${LATHE_BENCH_XNN_REPEAT:-20}" | grep -v '^RATE'
 
 # --- architectures: the 13 common networks at their real sizes ---
 bash scripts/bench_architectures.sh "$build" "$work"

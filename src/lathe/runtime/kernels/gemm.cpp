@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "lathe/runtime/kernels/gemm_blocked.h"
 #include "lathe/runtime/kernels/simd.h"
 #include "lathe/runtime/parallel.h"
 
@@ -102,6 +103,14 @@ void gemm_f32(int64_t M, int64_t N, int64_t K, MatView A, MatView B, float* C, i
   if (M == 0 || N == 0) return;
   if (K == 0) {
     for (int64_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + N, 0.0f);
+    return;
+  }
+  // Two rows or more: the blocked GEMM, which packs B a block at a time
+  // and reads it once for all rows. One row is a matrix-vector product,
+  // bound by reading B; the row kernels below stream B as it lies. So do
+  // a few columns, where most of a 16- or 32-wide tile would be padding.
+  if (M >= 2 && N >= 8) {
+    gemm_blocked(gemm_tiles(), M, N, K, A, B, C, ldc);
     return;
   }
   std::vector<float> a_packed, b_packed;
