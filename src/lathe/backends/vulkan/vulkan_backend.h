@@ -89,7 +89,7 @@ struct VulkanDeviceInfo {
   std::string type;  // "discrete GPU", "integrated GPU", "virtual GPU", "CPU", "other"
 };
 struct VulkanProbe {
-  bool driver_installed = false;
+  bool driver_installed = false;  // false only when the loader finds no driver at all
   std::string message;  // why not, when not
   std::vector<VulkanDeviceInfo> devices;
 };

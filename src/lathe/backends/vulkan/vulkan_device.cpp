@@ -243,6 +243,7 @@ VulkanProbe probe_vulkan() {
   auto instance = create_instance();
   if (!instance.ok()) {
     probe.message = instance.error().message();
+    probe.driver_installed = probe.message != kNoDriver;  // a driver that fails is not a missing one
     return probe;
   }
   for (VkPhysicalDevice d : physical_devices(*instance)) {

@@ -86,6 +86,7 @@ class VulkanHandle final : public DelegateHandle {
   VkCommandPool command_pool_ = VK_NULL_HANDLE;
   VkCommandBuffer cb_ = VK_NULL_HANDLE;
   VkFence fence_ = VK_NULL_HANDLE;
+  bool pending_ = false;                // submitted, not yet waited for
   std::mutex mu_;                       // one call at a time: the buffers are the handle's
 };
 
@@ -93,7 +94,7 @@ VulkanHandle::~VulkanHandle() {
   if (!ctx_) return;
   VkDevice d = ctx_->device();
   if (fence_) {
-    vkWaitForFences(d, 1, &fence_, VK_TRUE, kFenceTimeoutNs);
+    if (pending_) vkWaitForFences(d, 1, &fence_, VK_TRUE, kFenceTimeoutNs);  // a wait that failed: the work may still run
     vkDestroyFence(d, fence_, nullptr);
   }
   if (command_pool_) vkDestroyCommandPool(d, command_pool_, nullptr);
@@ -244,8 +245,10 @@ Status VulkanHandle::run_once(VkCommandBuffer cb) {
   VkDevice d = ctx_->device();
   LATHE_VK(vkResetFences(d, 1, &fence_));
   LATHE_RETURN_IF_ERROR(ctx_->submit(cb, fence_));
+  pending_ = true;
   VkResult r = vkWaitForFences(d, 1, &fence_, VK_TRUE, kFenceTimeoutNs);
   if (r != VK_SUCCESS) return vulkan_error("vkWaitForFences", r);
+  pending_ = false;
   return Status::Ok();
 }
 

@@ -181,7 +181,19 @@ NodeSupport reduce_support(const Node& n, std::string_view op) {
   return NodeSupport::yes("softmax (a workgroup per row)");
 }
 
-NodeSupport activation_support(const Node& n, std::string_view op) {
+// Whether a relu/clamp/hardtanh folds into its producer's output bounds:
+// the producer is claimed, takes bounds, and this is its only reader.
+bool folds_into_producer(const VulkanBackend& b, const Node& n, const Constness& c) {
+  const Value* x = tensor_arg(n, "self");
+  if (!x || !x->producer() || !only_user_is(x, n)) return false;
+  const std::string_view p = short_op(*x->producer());
+  const bool takes_bounds = p == "aten.linear.default" || p == "aten.mm.default" || p == "aten.addmm.default" ||
+                            p == "aten.convolution.default" || is_batch_norm_op(p) || p == "aten.add.Tensor" ||
+                            p == "aten.sub.Tensor" || p == "aten.mul.Tensor" || p == "aten.div.Tensor";
+  return takes_bounds && b.support(*x->producer(), c).claimed;
+}
+
+NodeSupport activation_support(const VulkanBackend& b, const Node& n, std::string_view op, const Constness& c) {
   if (op == "aten.clamp.default") {
     const Argument* lo = n.input("min");
     const Argument* hi = n.input("max");
@@ -195,6 +207,8 @@ NodeSupport activation_support(const Node& n, std::string_view op) {
   if (op == "aten.hardtanh.default" && ((n.input("min_val") && !lit_number(n, "min_val")) || (n.input("max_val") && !lit_number(n, "max_val"))))
     return NodeSupport::no("has non-literal bounds");
   const std::string_view name = op.substr(5, op.find('.', 5) - 5);
+  const bool bounds = op == "aten.relu.default" || op == "aten.clamp.default" || op == "aten.hardtanh.default";
+  if (bounds && folds_into_producer(b, n, c)) return NodeSupport::yes(std::string(name) + ", fused into its producer as output bounds");
   return NodeSupport::yes(std::string(name));
 }
 
@@ -236,7 +250,7 @@ NodeSupport VulkanBackend::support(const Node& n, const Constness& c) const {
   if (op == "aten.mean.dim" || op == "aten.adaptive_avg_pool2d.default" || op == "aten._softmax.default" || op == "aten.softmax.int" ||
       op == "aten.layer_norm.default" || op == "aten.native_layer_norm.default")
     return reduce_support(n, op);
-  return activation_support(n, op);
+  return activation_support(*this, n, op, c);
 }
 
 }  // namespace lathe
