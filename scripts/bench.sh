@@ -77,6 +77,10 @@ echo " targets at batch 1: <= 0.70x on mlp and transformer_block, <= 1.00x on co
 echo
 "$build/lathe_bench_xnnpack" 256 1024 1024 --threads "$threads" --repeat "${LATHE_BENCH_XNN_REPEAT:-50}" | grep -v '^RATE'
 
+# --- vulkan: portable vs XNNPACK vs Vulkan on lavapipe (and any GPU), per fixture ---
+echo
+bash scripts/bench_vulkan.sh "$build"
+
 # --- architectures: the 13 common networks at their real sizes ---
 bash scripts/bench_architectures.sh "$build" "$work"
 
