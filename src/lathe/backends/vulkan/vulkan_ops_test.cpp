@@ -182,8 +182,8 @@ TEST_F(VulkanOps, EveryActivation) {
 }
 
 TEST_F(VulkanOps, ElementwiseBeyondOneRowOfWorkgroups) {
-  const int64_t n = 65535LL * 64 + 37;  // more invocations than one dispatch row holds
-  expect_matches_portable([n](GraphBuilder& b) {
+  expect_matches_portable([](GraphBuilder& b) {
+    const int64_t n = 65535LL * 64 + 37;  // more invocations than one dispatch row holds
     Value* x = b.user_input("x", {n});
     b.user_output(b.call("aten.sigmoid.default", {{"self", x}}, {n}));
   });
