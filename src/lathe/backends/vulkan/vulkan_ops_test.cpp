@@ -266,5 +266,18 @@ TEST_F(VulkanOps, PermuteViewCatSliceInsideAGroup) {
   });
 }
 
+// A view that leaves the delegate shares a device buffer, so it is copied
+// out at the end of the command buffer; one whose source leaves too is not.
+TEST_F(VulkanOps, ViewsAsDelegateOutputs) {
+  expect_matches_portable([](GraphBuilder& b) {
+    Value* x = b.user_input("x", {3, 5, 7});
+    Value* r = b.call("aten.relu.default", {{"self", x}}, {3, 5, 7});
+    b.user_output(b.call("aten.view.default", {{"self", r}, {"size", IntList{{15, 7}}}}, {15, 7}));
+    Value* t = b.call("aten.tanh.default", {{"self", x}}, {3, 5, 7});
+    b.user_output(t);
+    b.user_output(b.call("aten.unsqueeze.default", {{"self", t}, {"dim", int64_t{0}}}, {1, 3, 5, 7}));
+  });
+}
+
 }  // namespace
 }  // namespace lathe
