@@ -79,6 +79,10 @@ echo
 "$build/lathe_bench_xnnpack" 256 1024 1024 --threads "$threads" --repeat "${LATHE_BENCH_XNN_REPEAT:-50}" | grep -v '^RATE'
 "$build/lathe_bench_xnnpack" 64 4096 4096 --threads "$threads" --repeat "${LATHE_BENCH_XNN_REPEAT:-20}" | grep -v '^RATE'
 
+# --- vulkan: portable vs XNNPACK vs Vulkan on lavapipe (and any GPU), per fixture ---
+echo
+bash scripts/bench_vulkan.sh "$build"
+
 # --- architectures: the 13 common networks at their real sizes ---
 bash scripts/bench_architectures.sh "$build" "$work"
 

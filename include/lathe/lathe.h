@@ -10,7 +10,7 @@
 // Everything returns Result/Status with the messages `lathe` prints. Nothing
 // here sets process-wide state: transform hands constant_propagation the
 // portable-kernel evaluator itself, and runners get the built-in delegates
-// (xnnpack), so a lowered program runs without any set-up.
+// (xnnpack, vulkan), so a lowered program runs without any set-up.
 //
 // Lifetimes: a Program loaded from a file or bytes views its weights in place
 // (the mapping or the bytes stay alive as long as any tensor of it does). A

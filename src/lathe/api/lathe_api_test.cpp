@@ -201,8 +201,8 @@ TEST(LatheApi, LowersToXnnpackAndRuns) {
   expect_matches_reference(**runner, reference("convnet", "model"), 1e-4);
   auto unknown = lower(*program, LowerOptions{"tpu", ""});
   ASSERT_FALSE(unknown.ok());
-  EXPECT_EQ(unknown.error().message(), "unknown backend 'tpu'; backends: xnnpack");
-  EXPECT_EQ(available_backends(), std::vector<std::string>{"xnnpack"});
+  EXPECT_EQ(unknown.error().message(), "unknown backend 'tpu'; backends: vulkan, xnnpack");
+  EXPECT_EQ(available_backends(), (std::vector<std::string>{"vulkan", "xnnpack"}));
 }
 
 TEST(LatheApi, RunnerErrorsNameTheMethodAndInput) {

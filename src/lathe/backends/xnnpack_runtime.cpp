@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "lathe/backends/payload.h"
+#include "lathe/backends/prepacked.h"
 #include "lathe/backends/xnnpack_host_ops.h"
 #include "lathe/backends/xnnpack_params.h"
 #include "lathe/backends/xnnpack_backend.h"
@@ -161,37 +162,13 @@ int64_t numel_of(const std::vector<size_t>& s) {
 Status XnnpackHandle::check_operands(const DelegateInitArgs& args, const PayloadOp& pop, Kind kind) {
   for (const PayloadOperand& o : pop.inputs) {
     if (!prepacked_role(kind, o.role)) continue;
-    const PayloadValue& pv = payload_.values[o.value];
-    const std::string who = "xnnpack: " + pop.kind + " '" + pop.node + "'";
-    if (pv.input < 0) {
-      return make_error(who + ": operand '" + o.role + "' is computed inside the delegate; XNNPACK prepacks it at init, so it must be a compile-time constant");
-    }
-    if (static_cast<size_t>(pv.input) >= args.operands.size()) {
-      return make_error(who + ": operand '" + o.role + "' names delegate input " + std::to_string(pv.input) + " of " + std::to_string(args.operands.size()));
-    }
-    const DelegateOperand& d = args.operands[pv.input];
-    const Constness constness(args.program);
-    if (d.state && d.value && constness.is_compile_time_constant(d.value)) continue;
-    std::string producer;
-    if (!d.value) producer = "no value";
-    else if (d.value->producer()) producer = "produced at run time by node '" + d.value->producer()->name() + "' (" + d.value->producer()->op_name() + ")";
-    else producer = "a placeholder: " + std::string(origin_name(constness.origin(d.value)));
-    std::string why = d.value ? constness.explain(d.value) : "";
-    return make_error(who + ": operand '" + o.role + "' is '" + (d.value ? d.value->name() : "?") + "', " + producer +
-                      (why.empty() ? "" : " (" + why + ")") +
-                      ", not a compile-time constant; XNNPACK prepacks weights at init, so this payload cannot be initialised");
+    LATHE_RETURN_IF_ERROR(check_prepacked_operand(args, payload_, o, "xnnpack", pop.kind + " '" + pop.node + "'", "XNNPACK"));
   }
   return Status::Ok();
 }
 
 Result<std::vector<float>> XnnpackHandle::constant(const DelegateInitArgs& args, uint32_t id, int64_t numel, const Op& op, const char* role) {
-  const Tensor& t = *args.operands[payload_.values[id].input].state;
-  if (t.dtype != DType::Float32) return make_error(op.label + ": " + role + " is " + std::string(dtype_name(t.dtype)) + ", not float32");
-  LATHE_RETURN_IF_ERROR(t.check_fits());
-  if (t.numel() != numel) return make_error(op.label + ": " + role + " has " + std::to_string(t.numel()) + " elements, expected " + std::to_string(numel));
-  Tensor c = t.is_contiguous() ? t : kernels::contiguous_copy(t);
-  const float* p = reinterpret_cast<const float*>(c.data());
-  return std::vector<float>(p, p + numel);
+  return prepacked_floats(args, payload_, id, numel, op.label, role);
 }
 
 // ---- create: one function per payload op kind -----------------------------------------

@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "lathe/backends/node_args.h"
 #include "lathe/backends/payload.h"
 #include "lathe/backends/xnnpack_backend.h"
 #include "lathe/backends/xnnpack_params.h"
@@ -18,132 +19,15 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-std::string_view short_op(const Node& n) {
-  std::string_view t = n.target();
-  if (t.starts_with("torch.ops.")) t.remove_prefix(10);
-  return t;
-}
+using namespace node_args;
 
-// ---- literal arguments -------------------------------------------------------------------
+constexpr std::string_view kPrepackNote = " (XNNPACK prepacks it at init: it must be a compile-time constant)";
 
-std::optional<int64_t> lit_int(const Node& n, std::string_view name) {
-  const Argument* a = n.input(name);
-  if (!a) return std::nullopt;
-  if (auto* i = a->get_if<int64_t>()) return *i;
-  if (auto* s = a->get_if<SymIntArg>(); s && !s->is_value()) return s->literal();
-  if (auto* b = a->get_if<bool>()) return *b ? 1 : 0;
-  return std::nullopt;
-}
-
-// Like lit_int, but an argument the node omits is at its schema default
-// (exported graphs leave defaulted arguments out, e.g. conv2d's groups=1).
-std::optional<int64_t> lit_int_or(const Node& n, std::string_view name, int64_t dflt) {
-  return n.input(name) ? lit_int(n, name) : std::optional<int64_t>(dflt);
-}
-
-std::optional<double> lit_number(const Node& n, std::string_view name) {
-  const Argument* a = n.input(name);
-  if (!a) return std::nullopt;
-  if (auto* d = a->get_if<double>()) return *d;
-  if (auto* f = a->get_if<SymFloatArg>(); f && !f->is_value()) return f->literal();
-  if (auto i = lit_int(n, name)) return static_cast<double>(*i);
-  return std::nullopt;
-}
-
-std::optional<bool> lit_bool(const Node& n, std::string_view name) {
-  const Argument* a = n.input(name);
-  if (!a) return std::nullopt;
-  if (auto* b = a->get_if<bool>()) return *b;
-  return std::nullopt;
-}
-
-bool is_none_arg(const Node& n, std::string_view name) {
-  const Argument* a = n.input(name);
-  return !a || a->is_none() || (a->is<OptionalTensor>() && !a->as<OptionalTensor>().value);
-}
-
-// int[] argument, with a single int broadcast to `len` items; nullopt if symbolic.
-std::optional<std::vector<int64_t>> lit_ints(const Node& n, std::string_view name, size_t len,
-                                             std::vector<int64_t> dflt) {
-  const Argument* a = n.input(name);
-  std::vector<int64_t> v;
-  if (!a || a->is_none()) v = std::move(dflt);
-  else if (auto* l = a->get_if<IntList>()) v = l->items;
-  else if (auto* s = a->get_if<SymIntList>()) {
-    for (const auto& x : s->items) {
-      if (x.is_value()) return std::nullopt;
-      v.push_back(x.literal());
-    }
-  } else if (auto i = lit_int(n, name)) v = {*i};
-  else return std::nullopt;
-  if (v.size() == 1 && len > 1) v.assign(len, v[0]);
-  if (v.size() != len) return std::nullopt;
-  return v;
-}
-
-// int[] argument of any length (no broadcast); nullopt if absent or symbolic.
-std::optional<std::vector<int64_t>> lit_int_list(const Node& n, std::string_view name) {
-  const Argument* a = n.input(name);
-  if (!a || a->is_none()) return std::nullopt;
-  if (auto* l = a->get_if<IntList>()) return l->items;
-  if (auto* s = a->get_if<SymIntList>()) {
-    std::vector<int64_t> v;
-    for (const auto& x : s->items) {
-      if (x.is_value()) return std::nullopt;
-      v.push_back(x.literal());
-    }
-    return v;
-  }
-  if (auto i = lit_int(n, name)) return std::vector<int64_t>{*i};
-  return std::nullopt;
-}
-
-const Value* tensor_arg(const Node& n, std::string_view name) {
-  const Argument* a = n.input(name);
-  if (!a) return nullptr;
-  if (Value* v = a->tensor()) return v;
-  if (auto* o = a->get_if<OptionalTensor>()) return o->value;
-  return nullptr;
-}
-
-std::vector<int64_t> sizes_of(const Value* v) { return *v->meta()->concrete_sizes(); }
-
-// ---- support helpers ----------------------------------------------------------------------
-
-// "" if every tensor the node reads or defines is float32 with concrete sizes.
-std::string check_tensors(const Node& n) {
-  auto bad = [](const Value* v) -> std::string {
-    if (v->kind() != ValueKind::Tensor) return "";
-    if (!v->meta()) return "'" + v->name() + "' has no metadata";
-    if (v->meta()->dtype != DType::Float32) return "'" + v->name() + "' is " + std::string(dtype_name(v->meta()->dtype)) + ", not float32";
-    if (!v->meta()->concrete_sizes()) return "'" + v->name() + "' has symbolic sizes";
-    return "";
-  };
-  for (const Value* v : n.operand_values()) {
-    if (std::string b = bad(v); !b.empty()) return b;
-  }
-  for (const Value* v : n.defined_values()) {
-    if (v->has_uses() || v == n.defined_values().front()) {
-      if (std::string b = bad(v); !b.empty()) return b;
-    }
-  }
-  return "";
-}
-
-// Why `v` (operand `role`) cannot be prepacked, or "".
 std::string needs_constant(const Value* v, std::string_view role, const Constness& c) {
-  if (!v) return "";
-  if (c.is_compile_time_constant(v)) return "";
-  std::string why = c.explain(v);
-  if (why.empty()) why = "is computed at run time by '" + (v->producer() ? v->producer()->name() : v->name()) + "'";
-  return std::string(role) + " '" + v->name() + "' " + why + " (XNNPACK prepacks it at init: it must be a compile-time constant)";
+  return node_args::needs_constant(v, role, c, kPrepackNote);
 }
 
 std::string describe_const(const Value* v, const Constness& c) { return c.describe(v); }
-
-bool only_user_is(const Value* v, const Node& user) {
-  return v->uses().size() == 1 && v->uses()[0].user == &user;
-}
 
 NodeSupport conv_support(const Node& n, const Constness& c) {
   const Value* x = tensor_arg(n, "input");
@@ -172,14 +56,6 @@ NodeSupport conv_support(const Node& n, const Constness& c) {
   }
   return NodeSupport::yes(std::string(spatial == 1 ? "convolution2d_nhwc over a unit height (1-D)" : "convolution2d_nhwc") +
                           ", weight " + describe_const(w, c) + " prepacked");
-}
-
-// The inference batch norms torch.export writes: batch_norm (2.13, kept
-// whole), native_batch_norm (training=False) and the decomposed
-// _native_batch_norm_legit_no_training (no training argument: always eval).
-bool is_batch_norm_op(std::string_view op) {
-  return op == "aten.native_batch_norm.default" || op == "aten.batch_norm.default" ||
-         op == "aten._native_batch_norm_legit_no_training.default";
 }
 
 // Folds into the convolution before it when that convolution is claimed,
@@ -222,12 +98,6 @@ bool fusable_activation_input(const XnnpackBackend& backend, const Node& n, cons
   const bool takes_bounds = p == "aten.linear.default" || p == "aten.mm.default" || p == "aten.addmm.default" ||
                             p == "aten.convolution.default" || is_batch_norm_op(p);
   return takes_bounds && backend.support(*x->producer(), c).claimed;
-}
-
-bool is_reshape_op(std::string_view op) {
-  return op == "aten.view.default" || op == "aten._unsafe_view.default" || op == "aten.reshape.default" ||
-         op == "aten.flatten.using_ints" || op == "aten.unsqueeze.default" || op == "aten.squeeze.dim" ||
-         op == "aten.squeeze.dims" || op == "aten.clone.default" || op == "aten.contiguous.default";
 }
 
 // A view or permute is worth claiming only inside a group: alone it would

@@ -1,4 +1,4 @@
-// `lathe lower IN.pt2 -o OUT.pt2 --backend xnnpack [--method NAME] [--explain]`
+// `lathe lower IN.pt2 -o OUT.pt2 --backend xnnpack|vulkan [--method NAME] [--explain]`
 //
 // Lowers every method (or one) to a backend: decompose (keeping what the
 // backend wants whole), addmm_mm_to_linear and remove_dead_code, then the partitioner replaces each group of claimed
@@ -66,7 +66,7 @@ Command add_lower_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("lower", "Lower a .pt2 to a backend (delegate nodes with prepackable payloads) and write it");
   cmd->add_option("input", o->input, "The .pt2 archive to read")->required();
   cmd->add_option("-o,--output", o->output, "The .pt2 archive to write (atomically)")->required();
-  cmd->add_option("--backend", o->backend, "Backend (default: xnnpack)");
+  cmd->add_option("--backend", o->backend, "Backend: xnnpack (default) or vulkan");
   cmd->add_option("--method", o->method, "Only this method (the others are written unchanged)")->check(non_empty_check());
   cmd->add_flag("--explain", o->explain, "One line per node: claimed (and as what) or not, and why");
   return Command{cmd, [o] { return run_lower(*o, std::cout, std::cerr); }};

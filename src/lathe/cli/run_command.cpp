@@ -238,7 +238,7 @@ Command add_run_command(CLI::App& app) {
                   "archive: check a transformed or lowered copy against the original's");
   cmd->add_option("--repeat", o->repeat, "Time N more runs; print median and p90 latency")->check(CLI::NonNegativeNumber);
   cmd->add_option("--threads", o->threads, "Intra-op threads (default 1; XNNPACK delegates: every core, but their fully-connected ops: 1)")->check(threads_check());
-  cmd->add_option("--backend", o->backend, "Lower to this backend in memory first (xnnpack)");
+  cmd->add_option("--backend", o->backend, "Lower to this backend in memory first (xnnpack, vulkan)");
   cmd->add_option("--rtol", o->rtol, "--check: tolerance relative to the output's max |ref| (default 1e-5)")->check(tolerance_check());
   cmd->add_option("--atol", o->atol, "--check: absolute tolerance (default 0)")->check(tolerance_check());
   return Command{cmd, [o, cmd] {
