@@ -12,33 +12,6 @@ std::string range_text(const RangeConstraint& r) {
   return "[" + bound_text(r.min_val, "-inf") + ", " + bound_text(r.max_val, "inf") + "]";
 }
 
-std::string_view input_kind_name(InputKind kind) {
-  switch (kind) {
-    case InputKind::UserInput: return "user_input";
-    case InputKind::Parameter: return "parameter";
-    case InputKind::Buffer: return "buffer";
-    case InputKind::TensorConstant: return "constant";
-    case InputKind::CustomObj: return "custom_obj";
-    case InputKind::Token: return "token";
-    case InputKind::ConstantInput: return "constant_input";
-  }
-  return "?";
-}
-
-std::string_view output_kind_name(OutputKind kind) {
-  switch (kind) {
-    case OutputKind::UserOutput: return "user_output";
-    case OutputKind::LossOutput: return "loss_output";
-    case OutputKind::BufferMutation: return "buffer_mutation";
-    case OutputKind::GradientToParameter: return "gradient_to_parameter";
-    case OutputKind::GradientToUserInput: return "gradient_to_user_input";
-    case OutputKind::UserInputMutation: return "user_input_mutation";
-    case OutputKind::Token: return "token";
-    case OutputKind::ParameterMutation: return "parameter_mutation";
-  }
-  return "?";
-}
-
 const Tensor* ExportedProgram::state_tensor(const InputSpec& spec) const {
   switch (spec.kind) {
     case InputKind::Parameter: return parameters.find(spec.target);

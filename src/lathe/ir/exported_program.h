@@ -18,29 +18,15 @@
 #include "lathe/ir/graph.h"
 #include "lathe/ir/large_block.h"
 #include "lathe/ir/named_tensors.h"
+#include "lathe/ir/spec_kinds.h"
 
 namespace lathe {
 
-enum class InputKind { UserInput, Parameter, Buffer, TensorConstant, CustomObj, Token, ConstantInput };
-enum class OutputKind {
-  UserOutput,
-  LossOutput,
-  BufferMutation,
-  GradientToParameter,
-  GradientToUserInput,
-  UserInputMutation,
-  Token,
-  ParameterMutation,
-};
-
-// Names as written in inspect output and in the schema's union keys.
-std::string_view input_kind_name(InputKind kind);   // "parameter", "user_input", ...
-std::string_view output_kind_name(OutputKind kind);  // "user_output", "buffer_mutation", ...
-
 struct InputSpec {
   InputKind kind = InputKind::UserInput;
-  // parameter_name / buffer_name / tensor_constant_name / custom_obj_name;
-  // for constant_input: the input's name. Empty for user inputs and tokens.
+  // What the kind's target key holds (spec_kinds.h: parameter_name,
+  // buffer_name, ...; for constant_input the input's name). Empty for user
+  // inputs and tokens.
   std::string target;
   bool persistent = true;  // buffers only
   // constant_input only: the constant (None/int/float/string/bool).
@@ -49,7 +35,8 @@ struct InputSpec {
 
 struct OutputSpec {
   OutputKind kind = OutputKind::UserOutput;
-  // buffer_name / parameter_name / user_input_name; empty otherwise.
+  // What the kind's target key holds (buffer_name, parameter_name,
+  // user_input_name); empty for kinds without one.
   std::string target;
 };
 

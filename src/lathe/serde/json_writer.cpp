@@ -1,76 +1,213 @@
 #include "lathe/serde/json_writer.h"
 
+#include <array>
+#include <charconv>
 #include <cmath>
 
+// Two things are taken from nlohmann rather than written again, so that the
+// bytes stay what they were when the writer built nlohmann documents: its
+// shortest round-trip float formatting (Grisu2 with its own layout: "1.0",
+// "1e+20"), and its U+FFFD replacement of invalid UTF-8, which only strings
+// built in memory can contain (the reader accepts valid UTF-8 only).
+#include <nlohmann/json.hpp>
+
 namespace lathe::json {
+namespace {
 
-Json float_json(double d) {
-  if (std::isnan(d)) return "NaN";
-  if (std::isinf(d)) return d > 0 ? "Infinity" : "-Infinity";
-  return d;
+// What a byte needs inside a JSON string: nothing, an escape, or (non-ASCII)
+// a check that it starts a well-formed UTF-8 sequence.
+enum : uint8_t { kPlain = 0, kEscape = 1, kMultibyte = 2 };
+
+constexpr std::array<uint8_t, 256> make_byte_classes() {
+  std::array<uint8_t, 256> t{};
+  for (int c = 0; c < 0x20; ++c) t[c] = kEscape;
+  t['"'] = kEscape;
+  t['\\'] = kEscape;
+  for (int c = 0x80; c < 0x100; ++c) t[c] = kMultibyte;
+  return t;
+}
+constexpr std::array<uint8_t, 256> kByteClass = make_byte_classes();
+
+// Length of the well-formed UTF-8 sequence at s[i] (Unicode 15, table 3-7:
+// no overlong forms, no surrogates, nothing above U+10FFFF), or 0.
+size_t utf8_sequence_length(std::string_view s, size_t i) {
+  const auto b = [&](size_t k) { return i + k < s.size() ? static_cast<uint8_t>(s[i + k]) : 0; };
+  const auto cont = [&](size_t k, uint8_t lo = 0x80, uint8_t hi = 0xBF) { return b(k) >= lo && b(k) <= hi; };
+  const uint8_t c = b(0);
+  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
+  if (c == 0xE0) return cont(1, 0xA0) && cont(2) ? 3 : 0;
+  if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) return cont(1) && cont(2) ? 3 : 0;
+  if (c == 0xED) return cont(1, 0x80, 0x9F) && cont(2) ? 3 : 0;
+  if (c == 0xF0) return cont(1, 0x90) && cont(2) && cont(3) ? 4 : 0;
+  if (c >= 0xF1 && c <= 0xF3) return cont(1) && cont(2) && cont(3) ? 4 : 0;
+  if (c == 0xF4) return cont(1, 0x80, 0x8F) && cont(2) && cont(3) ? 4 : 0;
+  return 0;
 }
 
-Json union_json(const char* key, Json value) {
-  Json j = Json::object();
-  j[key] = std::move(value);
-  return j;
-}
-
-Json sym_expr_json(const SymExpr& e) {
-  Json j = Json::object();
-  j["expr_str"] = e.expr;
-  if (e.hint) {
-    j["hint"] = std::visit(
-        [](const auto& h) -> Json {
-          using T = std::decay_t<decltype(h)>;
-          if constexpr (std::is_same_v<T, int64_t>) return union_json("as_int", h);
-          else if constexpr (std::is_same_v<T, bool>) return union_json("as_bool", h);
-          else return union_json("as_float", float_json(h));
-        },
-        *e.hint);
-  } else {
-    j["hint"] = nullptr;
+// Appends the escape for a byte of class kEscape.
+void append_escape(std::string& out, uint8_t c) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out.push_back('\\');
+  switch (c) {
+    case '"': out.push_back('"'); return;
+    case '\\': out.push_back('\\'); return;
+    case '\b': out.push_back('b'); return;
+    case '\t': out.push_back('t'); return;
+    case '\n': out.push_back('n'); return;
+    case '\f': out.push_back('f'); return;
+    case '\r': out.push_back('r'); return;
+    default: {
+      const char u[] = {'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
+      out.append(u, sizeof u);
+    }
   }
-  return j;
 }
 
-Json sym_int_json(const SymDim& d) {
-  if (d.is_concrete()) return union_json("as_int", d.value());
-  return union_json("as_expr", sym_expr_json(d.expr()));
+// The body of a string with escapes or multibyte characters; false if it
+// holds invalid UTF-8 (nothing sensible was appended then).
+bool append_escaped(std::string& out, std::string_view s) {
+  size_t run = 0;  // start of the bytes not yet appended
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<uint8_t>(s[i]);
+    switch (kByteClass[c]) {
+      case kPlain: ++i; break;
+      case kEscape:
+        out.append(s.data() + run, i - run);
+        append_escape(out, c);
+        run = ++i;
+        break;
+      default: {
+        const size_t n = utf8_sequence_length(s, i);
+        if (n == 0) return false;
+        i += n;
+      }
+    }
+  }
+  out.append(s.data() + run, s.size() - run);
+  return true;
 }
 
-Json device_json(const Device& d) {
-  Json j = Json::object();
-  j["type"] = d.type;
-  j["index"] = d.index ? Json(*d.index) : Json(nullptr);
-  return j;
+}  // namespace
+
+void Writer::quoted(std::string_view s) {
+  // Most strings (names, targets, keys) are plain ASCII: one scan, one copy.
+  size_t i = 0;
+  while (i < s.size() && kByteClass[static_cast<uint8_t>(s[i])] == kPlain) ++i;
+  const size_t start = out_.size();
+  out_.push_back('"');
+  if (i == s.size()) {
+    out_.append(s.data(), s.size());
+  } else if (!append_escaped(out_, s)) {
+    out_.resize(start);
+    nlohmann::ordered_json j = std::string(s);
+    out_ += j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+    return;
+  }
+  out_.push_back('"');
 }
 
-Json tensor_meta_json(const TensorMeta& m) {
-  Json j = Json::object();
-  j["dtype"] = static_cast<int64_t>(m.dtype);
-  Json sizes = Json::array();
-  for (const auto& s : m.sizes) sizes.push_back(sym_int_json(s));
-  j["sizes"] = std::move(sizes);
-  j["requires_grad"] = m.requires_grad;
-  j["device"] = device_json(m.device);
-  Json strides = Json::array();
-  for (const auto& s : m.strides) strides.push_back(sym_int_json(s));
-  j["strides"] = std::move(strides);
-  j["storage_offset"] = sym_int_json(m.storage_offset);
-  j["layout"] = m.layout;
-  return j;
+Writer& Writer::key(std::string_view k) {
+  separate();
+  quoted(k);
+  out_.push_back(':');
+  first_ = true;  // the member's value takes no comma
+  return *this;
 }
 
-void append_member(Json& object, const std::string& key, Json value) {
-  auto& members = object.get_ref<Json::object_t&>();
-  using Base = std::vector<std::pair<const std::string, Json>>;
-  static_cast<Base&>(members).emplace_back(key, std::move(value));
+Writer& Writer::string(std::string_view s) {
+  separate();
+  quoted(s);
+  return *this;
 }
 
-std::string dump(const Json& j) {
-  // Compact form: the records are machine-read, and compact output keeps
-  // graph JSON for large programs small. ensure_ascii off: UTF-8 as is.
+Writer& Writer::integer(int64_t i) {
+  separate();
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, i);
+  out_.append(buf, static_cast<size_t>(r.ptr - buf));
+  return *this;
+}
+
+Writer& Writer::boolean(bool b) {
+  separate();
+  out_.append(b ? "true" : "false", b ? 4 : 5);
+  return *this;
+}
+
+Writer& Writer::null() {
+  separate();
+  out_.append("null", 4);
+  return *this;
+}
+
+Writer& Writer::number(double d) {
+  if (std::isnan(d)) return string("NaN");
+  if (std::isinf(d)) return string(d > 0 ? "Infinity" : "-Infinity");
+  separate();
+  char buf[64];
+  char* end = nlohmann::detail::to_chars(buf, buf + sizeof buf, d);
+  out_.append(buf, static_cast<size_t>(end - buf));
+  return *this;
+}
+
+Writer& Writer::raw(std::string_view json) {
+  separate();
+  out_.append(json.data(), json.size());
+  return *this;
+}
+
+void write_sym_expr(Writer& w, const SymExpr& e) {
+  w.begin_object().key("expr_str").string(e.expr).key("hint");
+  if (!e.hint) {
+    w.null();
+  } else if (const auto* i = std::get_if<int64_t>(&*e.hint)) {
+    w.begin_union("as_int").integer(*i).end_object();
+  } else if (const auto* b = std::get_if<bool>(&*e.hint)) {
+    w.begin_union("as_bool").boolean(*b).end_object();
+  } else {
+    w.begin_union("as_float").number(std::get<double>(*e.hint)).end_object();
+  }
+  w.end_object();
+}
+
+void write_sym_int(Writer& w, const SymDim& d) {
+  if (d.is_concrete()) {
+    w.begin_union("as_int").integer(d.value()).end_object();
+  } else {
+    w.begin_union("as_expr");
+    write_sym_expr(w, d.expr());
+    w.end_object();
+  }
+}
+
+void write_device(Writer& w, const Device& d) {
+  w.begin_object().key("type").string(d.type).key("index");
+  if (d.index) w.integer(*d.index);
+  else w.null();
+  w.end_object();
+}
+
+void write_tensor_meta(Writer& w, const TensorMeta& m) {
+  w.begin_object().key("dtype").integer(static_cast<int64_t>(m.dtype)).key("sizes").begin_array();
+  for (const SymDim& s : m.sizes) write_sym_int(w, s);
+  w.end_array().key("requires_grad").boolean(m.requires_grad).key("device");
+  write_device(w, m.device);
+  w.key("strides").begin_array();
+  for (const SymDim& s : m.strides) write_sym_int(w, s);
+  w.end_array().key("storage_offset");
+  write_sym_int(w, m.storage_offset);
+  w.key("layout").integer(m.layout).end_object();
+}
+
+void write_string_map(Writer& w, const std::vector<std::pair<std::string, std::string>>& pairs) {
+  w.begin_object();
+  for_each_last_value(pairs, [&](const std::string& k, const std::string& v) { w.key(k).string(v); });
+  w.end_object();
+}
+
+std::string normalized(std::string_view text, std::string_view fallback) {
+  auto j = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return std::string(fallback);
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 

@@ -43,18 +43,19 @@ Result<PayloadConfig> decode_payload_config(std::string_view text, const std::st
 }
 
 std::string encode_payload_config(const PayloadConfig& config) {
-  json::Json entries = json::Json::object();
+  std::string out;
+  out.reserve(256 * config.size() + 64);
+  json::Writer w(out);
+  w.begin_object().key("config").begin_object();
   for (const auto& [fqn, m] : config) {
-    json::Json j = json::Json::object();
-    j["path_name"] = m.path_name;
-    j["is_param"] = m.is_param;
-    j["use_pickle"] = m.use_pickle;
-    j["tensor_meta"] = m.tensor_meta ? json::tensor_meta_json(*m.tensor_meta) : json::Json(nullptr);
-    json::append_member(entries, fqn, std::move(j));
+    w.key(fqn).begin_object().key("path_name").string(m.path_name);
+    w.key("is_param").boolean(m.is_param).key("use_pickle").boolean(m.use_pickle).key("tensor_meta");
+    if (m.tensor_meta) json::write_tensor_meta(w, *m.tensor_meta);
+    else w.null();
+    w.end_object();
   }
-  json::Json root = json::Json::object();
-  root["config"] = std::move(entries);
-  return json::dump(root);
+  w.end_object().end_object();
+  return out;
 }
 
 }  // namespace lathe
