@@ -43,6 +43,8 @@
 #include <unordered_set>
 
 #include "lathe/analysis/constness.h"
+#include "lathe/ir/literal_args.h"
+#include "lathe/ir/op_catalogue.h"
 #include "lathe/ir/printer.h"
 #include "lathe/ir/rewriter.h"
 
@@ -50,29 +52,16 @@ namespace lathe {
 
 namespace {
 
-constexpr std::string_view kLinear = "torch.ops.aten.linear.default";
-constexpr std::string_view kDqChannel = "torch.ops.quantized_decomposed.dequantize_per_channel.default";
-constexpr std::string_view kDqGroup = "torch.ops.quantized_decomposed.dequantize_per_channel_group.default";
-constexpr std::string_view kAdd = "torch.ops.aten.add.Tensor";
+namespace arg = ops::arg;
+using ops::quantized_decomposed::dequantize_per_channel;
+using ops::quantized_decomposed::dequantize_per_channel_group;
 
 std::string quoted(const Value* v) { return "'" + v->name() + "'"; }
 
 // A Tensor / Tensor? argument: its value, nullptr for None or absent.
-Value* tensor_arg(const Node* n, std::string_view name) {
-  const Argument* a = n->input(name);
-  if (!a) return nullptr;
-  if (Value* v = a->tensor()) return v;
-  if (auto* o = a->get_if<OptionalTensor>()) return o->value;
-  return nullptr;
-}
+Value* tensor_arg(const Node* n, std::string_view name) { return tensor_input(*n, name); }
 
-std::optional<int64_t> int_arg(const Node* n, std::string_view name) {
-  const Argument* a = n->input(name);
-  if (!a) return std::nullopt;
-  if (auto* i = a->get_if<int64_t>()) return *i;
-  if (auto* s = a->get_if<SymIntArg>(); s && !s->is_value()) return s->literal();
-  return std::nullopt;
-}
+std::optional<int64_t> int_arg(const Node* n, std::string_view name) { return literal_int(*n, name); }
 
 // A ScalarType argument; `absent` when the node leaves it at its default
 // (None for out_dtype, i.e. float32).
@@ -134,10 +123,7 @@ std::optional<int64_t> first_nonzero(const Tensor& t, int64_t* value) {
 // dequantize.
 bool dead_transpose(const Node* user) {
   if (!user) return false;  // a graph output
-  const std::string& t = user->target();
-  if (t != "torch.ops.aten.t.default" && t != "torch.ops.aten.t_copy.default" &&
-      t != "torch.ops.aten.permute.default" && t != "torch.ops.aten.permute_copy.default")
-    return false;
+  if (!ops::is_transpose_or_permute(user->op_target())) return false;
   for (const Value* v : user->defined_values())
     if (v->has_uses()) return false;
   return true;
@@ -161,13 +147,13 @@ class Matcher {
 
   // nullopt: not a candidate (not a linear, or its weight is not dequantized).
   std::optional<Plan> match(Node* n) const {
-    if (n->target() != kLinear) return std::nullopt;
-    Value* w = tensor_arg(n, "weight");
-    if (!w || w->is_placeholder() || !Constness::is_quantize_op(w->producer()->target())) return std::nullopt;
+    if (n->op_target() != ops::aten::linear) return std::nullopt;
+    Value* w = tensor_arg(n, arg::weight);
+    if (!w || w->is_placeholder() || !ops::is_quantize(w->producer()->target())) return std::nullopt;
     Plan p;
     p.dq = w->producer();
-    p.x = tensor_arg(n, "input");
-    p.bias = tensor_arg(n, "bias");
+    p.x = tensor_arg(n, arg::input);
+    p.bias = tensor_arg(n, arg::bias);
     p.refused = check(n, w, p);
     return p;
   }
@@ -175,15 +161,15 @@ class Matcher {
  private:
   std::string check(Node* n, Value* w, Plan& p) const {
     const Node* dq = p.dq;
-    const std::string& t = dq->target();
-    if (t != kDqChannel && t != kDqGroup) {
+    const OpTarget t = dq->op_target();
+    if (t != dequantize_per_channel && t != dequantize_per_channel_group) {
       return "weight " + quoted(w) + " is " + dq->op_name() +
              "; only dequantize_per_channel (int8) and dequantize_per_channel_group (int4) are fused";
     }
-    p.int4 = t == kDqGroup;
+    p.int4 = t == dequantize_per_channel_group;
     const std::string op = p.int4 ? "lathe.weight_int4_group_mm" : "_weight_int8pack_mm";
-    p.q = tensor_arg(dq, "input");
-    p.scales = tensor_arg(dq, "scales");
+    p.q = tensor_arg(dq, arg::input);
+    p.scales = tensor_arg(dq, arg::scales);
     Value* zeros = tensor_arg(dq, "zero_points");
     if (!p.x || !p.q || !p.scales) return "its tensor arguments are not where the schemas put them";
 
@@ -236,7 +222,7 @@ class Matcher {
     if (sm->dtype != DType::Float32) return "scales " + quoted(p.scales) + " are not float32";
     int64_t want_scales = *N;
     if (p.int4) {
-      auto g = int_arg(dq, "group_size");
+      auto g = int_arg(dq, arg::group_size);
       if (!g || *g <= 1) return "group_size is " + arg_text(dq, "group_size");
       p.group_size = (*g > *K && static_dim(p.scales, rank(p.scales) - 1) == 1) ? *K : *g;
       if (*K % p.group_size != 0) {
@@ -301,20 +287,20 @@ Result<bool> FuseWeightOnlyQuantizedLinear::run(ExportedProgram& program, PassCo
       continue;
     }
     std::vector<NamedArgument> mm_args;
-    mm_args.push_back(NamedArgument{"self", TensorRef{p->x}, ArgKind::Positional});
-    mm_args.push_back(NamedArgument{"mat2", TensorRef{p->q}, ArgKind::Positional});
-    mm_args.push_back(NamedArgument{"scales", TensorRef{p->scales}, ArgKind::Positional});
-    if (p->int4) mm_args.push_back(NamedArgument{"group_size", Argument(p->group_size), ArgKind::Positional});
-    const std::string target(p->int4 ? kInt4GroupMm : kInt8Mm);
+    mm_args.push_back(NamedArgument{std::string(arg::self), TensorRef{p->x}, ArgKind::Positional});
+    mm_args.push_back(NamedArgument{std::string(arg::mat2), TensorRef{p->q}, ArgKind::Positional});
+    mm_args.push_back(NamedArgument{std::string(arg::scales), TensorRef{p->scales}, ArgKind::Positional});
+    if (p->int4) mm_args.push_back(NamedArgument{std::string(arg::group_size), Argument(p->group_size), ArgKind::Positional});
+    const std::string target = (p->int4 ? ops::lathe_ops::weight_int4_group_mm : ops::aten::_weight_int8pack_mm).str();
     const std::string op = p->int4 ? "lathe.weight_int4_group_mm" : "_weight_int8pack_mm";
     if (p->bias) {
       const TensorMeta meta = *n->output()->meta();
       LATHE_ASSIGN_OR_RETURN(Value * mm, rw.create_call(target, std::move(mm_args), meta,
                                                          node + (p->int4 ? "_int4_group_mm" : "_int8pack_mm"), n));
       std::vector<NamedArgument> add_args;
-      add_args.push_back(NamedArgument{"self", TensorRef{mm}, ArgKind::Positional});
-      add_args.push_back(NamedArgument{"other", TensorRef{p->bias}, ArgKind::Positional});
-      LATHE_RETURN_IF_ERROR(rw.retarget(n, std::string(kAdd), std::move(add_args)));
+      add_args.push_back(NamedArgument{std::string(arg::self), TensorRef{mm}, ArgKind::Positional});
+      add_args.push_back(NamedArgument{std::string(arg::other), TensorRef{p->bias}, ArgKind::Positional});
+      LATHE_RETURN_IF_ERROR(rw.retarget(n, ops::aten::add_Tensor, std::move(add_args)));
     } else {
       LATHE_RETURN_IF_ERROR(rw.retarget(n, target, std::move(mm_args)));
     }
