@@ -1,20 +1,30 @@
 // Load benchmark: a generated program of >= 100,000 nodes and >= 1 GB of
 // weights (made at bench time, never committed).
 //
-//   lathe_bench_load generate OUT.pt2 [LAYERS] [DIM] [modules]   write the program
+//   lathe_bench_load generate OUT.pt2 [LAYERS] [DIM] [modules|mlp]   write the program
 //     (`modules`: every node also gets an nn_module_stack, blocks of 100
-//     layers, as an exported model's nodes have; `make bench` views it)
-//   lathe_bench_load load OUT.pt2                      load it and report
+//     layers, as an exported model's nodes have; `make bench` views it.
+//     `mlp`: each layer is followed by a relu, as in nn.Sequential(Linear,
+//     ReLU, ...): 3 nodes per layer, the MLP `make bench` transforms)
+//   lathe_bench_load load FILE.pt2 [SAVE.pt2]         load it (and save it) and report
+//   lathe_bench_load time CMD [ARGS...]               run a command, report its wall and
+//     CPU time and peak RSS:  RATE time <wall s> <user s> <sys s> <peak RSS KiB>
 //
 // `load` runs in its own process so its peak RSS is the loader's alone. The
 // weights are memory-mapped and never touched, so peak RSS should stay far
 // below the weight bytes; graph JSON decode speed is timed separately.
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "lathe/archive/zip_reader.h"
 #include "lathe/ir/verify.h"
@@ -37,7 +47,7 @@ TensorMeta meta(std::vector<int64_t> sizes) {
   return m;
 }
 
-int generate(const std::string& path, int64_t layers, int64_t dim, bool modules) {
+int generate(const std::string& path, int64_t layers, int64_t dim, bool modules, bool relu) {
   Program program;
   ExportedProgram& ep = program.add_method("model");
   Graph& g = ep.graph();
@@ -71,6 +81,11 @@ int generate(const std::string& path, int64_t layers, int64_t dim, bool modules)
                               NamedArgument{"mat2", TensorRef{tv}, ArgKind::Positional}});
     h = g.add_node_output(mm, ValueKind::Tensor, "addmm");
     h->set_meta(meta({1, dim}));
+    if (relu) {
+      Node* r = g.create_node("torch.ops.aten.relu.default", {NamedArgument{"self", TensorRef{h}, ArgKind::Positional}});
+      h = g.add_node_output(r, ValueKind::Tensor, "relu");
+      h->set_meta(meta({1, dim}));
+    }
     if (modules) {
       const std::string b = std::to_string(i / 100), l = std::to_string(i);
       const std::string stack = "L__self___blocks_" + b + ",blocks." + b + ",bench.Block;L__self___blocks_" + b +
@@ -93,7 +108,97 @@ int generate(const std::string& path, int64_t layers, int64_t dim, bool modules)
   return 0;
 }
 
-int load(const std::string& path) {
+// "RssAnon:" etc. from /proc/self/status, in MiB (-1 if absent).
+double status_mib(const char* field) {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return -1;
+  char line[256];
+  double kib = -1;
+  const size_t n = std::strlen(field);
+  while (std::fgets(line, sizeof line, f)) {
+    if (std::strncmp(line, field, n) == 0) kib = std::atof(line + n);
+  }
+  std::fclose(f);
+  return kib / 1024.0;
+}
+
+double thread_cpu_seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// Best of three runs of fn(), in seconds of wall clock; `cpu` (if given)
+// gets the CPU time of that run (on a shared machine, wall time also counts
+// other people's work).
+template <typename Fn>
+double best_of_3(Fn&& fn, double* cpu = nullptr) {
+  double best = 1e9;
+  for (int i = 0; i < 3; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    const double c0 = thread_cpu_seconds();
+    if (!fn()) return -1;
+    const double wall = seconds_since(t0);
+    if (wall < best && cpu) *cpu = thread_cpu_seconds() - c0;
+    best = std::min(best, wall);
+  }
+  return best;
+}
+
+// memcpy bandwidth (bytes copied per second) over buffers far larger than
+// the caches: the physical limit for reading or writing text in memory.
+double memcpy_bytes_per_second(size_t bytes) {
+  std::vector<char> a(bytes, 1), b(bytes, 2);
+  double s = best_of_3([&] {
+    std::memcpy(b.data(), a.data(), bytes);
+    return b[bytes / 2] == 1;
+  });
+  return static_cast<double>(bytes) / s;
+}
+
+// The graph JSON record on its own: decoded three times, then the decoded
+// program encoded three times; rates against memcpy's.
+int json_rates(const std::string& path) {
+  auto zip = ZipReader::open(path);
+  if (!zip.ok()) return 1;
+  const ZipEntry* entry = nullptr;
+  for (const auto& e : zip->entries())
+    if (e.name.find("/models/") != std::string::npos && e.name.size() > 5 &&
+        e.name.compare(e.name.size() - 5, 5, ".json") == 0)
+      entry = &e;
+  if (!entry) return 1;
+  auto bytes = zip->view(*entry);
+  std::string_view text(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+  JsonDecodeOptions options;
+  options.readable_after = zip->total_size() - (entry->data_offset + entry->size);
+  std::unique_ptr<ExportedProgram> decoded;
+  double read_cpu = 0, write_cpu = 0;
+  double read_s = best_of_3([&] {
+    auto d = decode_program_json(text, options);
+    if (!d.ok()) return false;
+    decoded = std::move(d).value();
+    return true;
+  }, &read_cpu);
+  std::string written;
+  double write_s = best_of_3([&] {
+    written = encode_program_json(*decoded);
+    return !written.empty();
+  }, &write_cpu);
+  if (read_s < 0 || write_s < 0) return 1;
+  const double mb = text.size() / 1e6, out_mb = written.size() / 1e6;
+  const double copy = memcpy_bytes_per_second(std::max<size_t>(text.size(), 256u << 20)) / 1e6;
+  std::printf("graph JSON read       %.1f MB decoded in %.3f s = %.0f MB/s (%.1f%% of memcpy; CPU %.3f s)\n", mb,
+              read_s, mb / read_s, 100 * mb / read_s / copy, read_cpu);
+  std::printf("graph JSON write      %.1f MB encoded in %.3f s = %.0f MB/s (%.1f%% of memcpy; CPU %.3f s)\n", out_mb,
+              write_s, out_mb / write_s, 100 * out_mb / write_s / copy, write_cpu);
+  std::printf("memcpy                %.0f MB/s (the physical limit: copying text already in memory)\n", copy);
+  std::printf("RATE json %.0f %.0f %.0f\n", mb / read_s, out_mb / write_s, copy);
+  return written == text ? 0 : (std::fprintf(stderr, "graph JSON: write differs from what was read\n"), 1);
+}
+
+// load [OUT.pt2]: read_pt2 (peak RSS is the loader's alone: this runs first,
+// in its own process), verify, optionally write_pt2, then the JSON rates.
+int load(const std::string& path, const std::string& out) {
   auto t0 = std::chrono::steady_clock::now();
   auto program = read_pt2(path);
   double load_s = seconds_since(t0);
@@ -103,7 +208,7 @@ int load(const std::string& path) {
   }
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);
-  double peak_rss_mb = ru.ru_maxrss / 1024.0;
+  const double peak_rss_mb = ru.ru_maxrss / 1024.0, anon_mb = status_mib("RssAnon:"), file_mb = status_mib("RssFile:");
 
   const ExportedProgram& ep = *program->methods[0].program;
   uint64_t weight_bytes = 0;
@@ -116,32 +221,44 @@ int load(const std::string& path) {
     std::fprintf(stderr, "verify: %s\n", v.error().message().c_str());
     return 1;
   }
-
-  // Graph JSON decode on its own: the record as bytes, decoded three times.
-  auto zip = ZipReader::open(path);
-  const ZipEntry* entry = nullptr;
-  for (const auto& e : zip->entries())
-    if (e.name.find("/models/model.json") != std::string::npos) entry = &e;
-  auto bytes = zip->view(*entry);
-  std::string_view text(reinterpret_cast<const char*>(bytes->data()), bytes->size());
-  JsonDecodeOptions options;
-  options.readable_after = zip->total_size() - (entry->data_offset + entry->size);
-  double best = 1e9;
-  for (int i = 0; i < 3; ++i) {
-    auto td = std::chrono::steady_clock::now();
-    auto decoded = decode_program_json(text, options);
-    best = std::min(best, seconds_since(td));
-    if (!decoded.ok()) return 1;
+  double save_s = -1;
+  if (!out.empty()) {
+    auto ts = std::chrono::steady_clock::now();
+    Status s = write_pt2(*program, out);
+    save_s = seconds_since(ts);
+    if (!s.ok()) {
+      std::fprintf(stderr, "%s\n", s.error().message().c_str());
+      return 1;
+    }
   }
-  double mb = text.size() / 1e6;
   std::printf("nodes                 %zu\n", ep.graph().node_count());
-  std::printf("weights               %.2f GB in %zu tensors\n", weight_bytes / 1e9, ep.parameters.size());
+  std::printf("weights               %.3f GB in %zu tensors\n", weight_bytes / 1e9, ep.parameters.size());
   std::printf("load (read_pt2)       %.3f s\n", load_s);
-  std::printf("verify                %.3f s\n", verify_s);
-  std::printf("peak RSS              %.1f MiB (%.1f%% of the weight bytes)\n", peak_rss_mb,
-              100.0 * (ru.ru_maxrss * 1024.0) / static_cast<double>(weight_bytes));
-  std::printf("graph JSON            %.1f MB decoded in %.3f s = %.0f MB/s\n", mb, best, mb / best);
-  return 0;
+  std::printf("verify                %.3f s (%.2fx the load)\n", verify_s, verify_s / load_s);
+  if (save_s >= 0) std::printf("save (write_pt2)      %.3f s\n", save_s);
+  std::printf("peak RSS after load   %.1f MiB (%.1f%% of the weight bytes); now %.1f MiB anonymous, %.1f MiB file pages\n",
+              peak_rss_mb, 100.0 * (ru.ru_maxrss * 1024.0) / static_cast<double>(weight_bytes), anon_mb, file_mb);
+  return json_rates(path);
+}
+
+// A whole process, as a user runs it: wall clock from fork to exit, and
+// what the kernel accounted to the child (wait4).
+int time_command(char** argv) {
+  auto t0 = std::chrono::steady_clock::now();
+  pid_t pid = fork();
+  if (pid < 0) return 1;
+  if (pid == 0) {
+    execvp(argv[0], argv);
+    std::perror(argv[0]);
+    std::_Exit(127);
+  }
+  int status = 0;
+  struct rusage ru {};
+  if (wait4(pid, &status, 0, &ru) != pid) return 1;
+  const double wall = seconds_since(t0);
+  auto secs = [](const timeval& tv) { return static_cast<double>(tv.tv_sec) + tv.tv_usec * 1e-6; };
+  std::printf("RATE time %.4f %.4f %.4f %ld\n", wall, secs(ru.ru_utime), secs(ru.ru_stime), ru.ru_maxrss);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
 }  // namespace
@@ -151,9 +268,11 @@ int main(int argc, char** argv) {
     int64_t layers = argc > 3 ? std::stoll(argv[3]) : 50000;
     int64_t dim = argc > 4 ? std::stoll(argv[4]) : 72;
     bool modules = argc > 5 && std::strcmp(argv[5], "modules") == 0;
-    return generate(argv[2], layers, dim, modules);
+    bool mlp = argc > 5 && std::strcmp(argv[5], "mlp") == 0;
+    return generate(argv[2], layers, dim, modules, mlp);
   }
-  if (argc == 3 && std::strcmp(argv[1], "load") == 0) return load(argv[2]);
-  std::fprintf(stderr, "usage: %s generate OUT.pt2 [LAYERS] [DIM] [modules] | load FILE.pt2\n", argv[0]);
+  if (argc >= 3 && std::strcmp(argv[1], "time") == 0) return time_command(argv + 2);
+  if ((argc == 3 || argc == 4) && std::strcmp(argv[1], "load") == 0) return load(argv[2], argc == 4 ? argv[3] : "");
+  std::fprintf(stderr, "usage: %s generate OUT.pt2 [LAYERS] [DIM] [modules|mlp] | load FILE.pt2 [SAVE.pt2] | time CMD...\n", argv[0]);
   return 2;
 }

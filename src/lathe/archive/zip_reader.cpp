@@ -58,28 +58,12 @@ Result<ZipReader> ZipReader::open(const std::string& path, ZipLimits limits) {
   ZipReader r;
   r.data_ = file->data();
   r.size_ = r.data_ == nullptr ? 0 : file->size();
+  r.file_ = file;
   r.keepalive_ = std::move(file);
   r.display_name_ = path;
   r.limits_ = limits;
-  r.fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  Status parsed = r.parse();
-  if (r.fd_ >= 0) ::close(r.fd_);
-  r.fd_ = -1;
-  if (!parsed.ok()) return parsed.error();
+  LATHE_RETURN_IF_ERROR(r.parse());
   return r;
-}
-
-void ZipReader::read_at(uint64_t offset, size_t n, std::byte* out) const {
-  if (fd_ >= 0) {
-    size_t done = 0;
-    while (done < n) {
-      ssize_t got = ::pread(fd_, out + done, n - done, static_cast<off_t>(offset + done));
-      if (got <= 0) break;
-      done += static_cast<size_t>(got);
-    }
-    if (done == n) return;
-  }
-  std::memcpy(out, data_ + offset, n);  // memory zips, or pread failed
 }
 
 Result<ZipReader> ZipReader::open_memory(std::shared_ptr<const void> keepalive,
@@ -99,15 +83,90 @@ Error ZipReader::entry_error(const ZipEntry& e, const std::string& what) const {
   return make_error(display_name_ + ": entry " + quoted(e.name) + ": " + what);
 }
 
-Status ZipReader::parse() {
-  auto fail = [&](const std::string& what) -> Status {
-    return make_error(display_name_ + ": " + what);
-  };
-  if (size_ < kEocdSize) {
-    return fail("not a zip archive: the file is " + num(size_) +
-                " bytes, too small for an end-of-central-directory record (22 bytes)");
+Error ZipReader::archive_error(const std::string& what) const { return make_error(display_name_ + ": " + what); }
+
+// Copies local headers out of a file with pread, not through the mapping:
+// touching one header per entry through the map would fault in (and count in
+// RSS) the weight pages around every header. Entries usually come in file
+// order and small records sit close together, so one read of a 64 KiB
+// window serves the headers of many.
+class ZipReader::HeaderWindow {
+ public:
+  explicit HeaderWindow(const ZipReader& zip) : zip_(zip) {}
+
+  // Copies [offset, offset + n) of the archive into `out`.
+  void read(uint64_t offset, size_t n, std::byte* out) {
+    if (!zip_.file_) {
+      std::memcpy(out, zip_.data_ + offset, n);  // a zip in memory: nothing to fault in
+      return;
+    }
+    if (offset < start_ || offset + n > start_ + filled_) fill(offset, n);
+    if (offset >= start_ && offset + n <= start_ + filled_) {
+      std::memcpy(out, window_.data() + (offset - start_), n);
+    } else {
+      std::memcpy(out, zip_.data_ + offset, n);  // pread failed: the map still has the bytes
+    }
   }
 
+ private:
+  static constexpr size_t kWindow = 64 << 10;
+  void fill(uint64_t offset, size_t n) {
+    window_.resize(std::max(kWindow, n));
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(window_.size(), zip_.size_ - offset));
+    start_ = offset;
+    filled_ = 0;
+    while (filled_ < want) {
+      ssize_t got = ::pread(zip_.file_->fd(), window_.data() + filled_, want - filled_,
+                            static_cast<off_t>(offset + filled_));
+      if (got <= 0) break;
+      filled_ += static_cast<size_t>(got);
+    }
+  }
+
+  const ZipReader& zip_;
+  std::vector<std::byte> window_;
+  uint64_t start_ = 0;
+  size_t filled_ = 0;
+};
+
+Status ZipReader::parse() {
+  LATHE_ASSIGN_OR_RETURN(CentralDirectory cd, find_central_directory());
+  if (cd.offset > cd.limit || cd.size > cd.limit - cd.offset) {
+    return archive_error("central directory " + range(cd.offset, cd.size) + " extends past " + cd.limit_what +
+                         " (the file is " + num(size_) + " bytes)");
+  }
+  // Every central entry takes at least 46 bytes: this bounds the count by the
+  // bytes actually present before anything is allocated from it.
+  if (cd.count > cd.size / kCentralHeaderSize) {
+    return archive_error("the archive claims " + num(cd.count) + " entries, but its central directory " +
+                         range(cd.offset, cd.size) + " can hold at most " + num(cd.size / kCentralHeaderSize));
+  }
+  if (cd.count > limits_.max_entries) {
+    return archive_error("the archive has " + num(cd.count) + " entries, more than the limit of " +
+                         num(limits_.max_entries));
+  }
+  entries_.reserve(cd.count);
+  HeaderWindow headers(*this);
+  const uint64_t cd_end = cd.offset + cd.size;
+  uint64_t p = cd.offset;
+  for (uint64_t i = 0; i < cd.count; ++i) {
+    LATHE_ASSIGN_OR_RETURN(ZipEntry e, parse_central_entry(i, p, cd_end));
+    LATHE_RETURN_IF_ERROR(locate_data(e, cd.offset, headers));
+    entries_.push_back(std::move(e));
+  }
+  if (p != cd_end) {
+    return archive_error("the central directory " + range(cd.offset, cd.size) + " has " + num(cd_end - p) +
+                         " bytes left over after its " + num(cd.count) + " entries");
+  }
+  LATHE_RETURN_IF_ERROR(check_no_overlap());
+  return index_names();
+}
+
+Result<ZipReader::CentralDirectory> ZipReader::find_central_directory() const {
+  if (size_ < kEocdSize) {
+    return archive_error("not a zip archive: the file is " + num(size_) +
+                         " bytes, too small for an end-of-central-directory record (22 bytes)");
+  }
   // The end-of-central-directory record is followed only by its comment
   // (at most 65535 bytes), so it starts within the last 64 KiB + 22 bytes.
   // Searching backwards finds the real record even when an earlier entry's
@@ -121,197 +180,163 @@ Status ZipReader::parse() {
     }
   }
   if (!found) {
-    return fail("no end-of-central-directory record in the last " + num(size_ - lowest) +
-                " bytes: the file is truncated or not a zip archive");
+    return archive_error("no end-of-central-directory record in the last " + num(size_ - lowest) +
+                         " bytes: the file is truncated or not a zip archive");
   }
   const size_t eocd = *found;
   const std::byte* rec = data_ + eocd;
   uint16_t disk = load16(rec + 4), cd_disk = load16(rec + 6);
   uint16_t on_disk = load16(rec + 8), total = load16(rec + 10);
   uint32_t cd_size32 = load32(rec + 12), cd_offset32 = load32(rec + 16);
-
-  uint64_t count = total, cd_size = cd_size32, cd_offset = cd_offset32;
-  uint64_t cd_limit = eocd;  // the central directory must end before this
-  std::string cd_limit_what = "the end-of-central-directory record at offset " + num(eocd);
-
-  bool has_locator =
-      eocd >= kZip64LocatorSize && load32(data_ + eocd - kZip64LocatorSize) == kZip64LocatorSig;
-  if (has_locator) {
-    const uint64_t locator = eocd - kZip64LocatorSize;
-    const std::byte* loc = data_ + locator;
-    uint32_t record_disk = load32(loc + 4), disks = load32(loc + 16);
-    uint64_t record = load64(loc + 8);
-    if (record_disk != 0 || disks > 1) {
-      return fail("multi-disk zip archives are not supported (zip64 locator names " + num(disks) +
-                  " disks)");
-    }
-    if (record > locator || locator - record < kZip64EocdSize) {
-      return fail(
-          "the zip64 end-of-central-directory locator points at offset " + num(record) +
-          ", which leaves no room for the 56-byte zip64 record before the locator at offset " +
-          num(locator));
-    }
-    const std::byte* z = data_ + record;
-    if (load32(z) != kZip64EocdSig) {
-      return fail("the zip64 end-of-central-directory record at offset " + num(record) +
-                  " has signature " + hex32(load32(z)) + " (expected " + hex32(kZip64EocdSig) +
-                  ")");
-    }
-    uint32_t zdisk = load32(z + 16), zcd_disk = load32(z + 20);
-    uint64_t zon_disk = load64(z + 24);
-    count = load64(z + 32);
-    cd_size = load64(z + 40);
-    cd_offset = load64(z + 48);
-    if (zdisk != 0 || zcd_disk != 0 || zon_disk != count) {
-      return fail("multi-disk zip archives are not supported");
-    }
-    cd_limit = record;
-    cd_limit_what = "the zip64 end-of-central-directory record at offset " + num(record);
-  } else {
-    // 32-bit fields at their maximum mean "see the zip64 record"; a literal
-    // 0xFFFF entry count is legal in a classic archive (Python writes one).
-    if (cd_size32 == kMax32 || cd_offset32 == kMax32) {
-      return fail(
-          "the end-of-central-directory record has 0xFFFFFFFF fields but no zip64 "
-          "locator precedes it");
-    }
-    if (disk != 0 || cd_disk != 0 || on_disk != total) {
-      return fail("multi-disk zip archives are not supported");
-    }
+  CentralDirectory cd{total, cd_size32, cd_offset32, eocd,
+                      "the end-of-central-directory record at offset " + num(eocd)};
+  if (eocd >= kZip64LocatorSize && load32(data_ + eocd - kZip64LocatorSize) == kZip64LocatorSig) {
+    LATHE_RETURN_IF_ERROR(read_zip64_end(eocd - kZip64LocatorSize, cd));
+    return cd;
   }
-
-  if (cd_offset > cd_limit || cd_size > cd_limit - cd_offset) {
-    return fail("central directory " + range(cd_offset, cd_size) + " extends past " +
-                cd_limit_what + " (the file is " + num(size_) + " bytes)");
+  // 32-bit fields at their maximum mean "see the zip64 record"; a literal
+  // 0xFFFF entry count is legal in a classic archive (Python writes one).
+  if (cd_size32 == kMax32 || cd_offset32 == kMax32) {
+    return archive_error("the end-of-central-directory record has 0xFFFFFFFF fields but no zip64 "
+                         "locator precedes it");
   }
-  // Every central entry takes at least 46 bytes: this bounds the count by the
-  // bytes actually present before anything is allocated from it.
-  if (count > cd_size / kCentralHeaderSize) {
-    return fail("the archive claims " + num(count) + " entries, but its central directory " +
-                range(cd_offset, cd_size) + " can hold at most " +
-                num(cd_size / kCentralHeaderSize));
+  if (disk != 0 || cd_disk != 0 || on_disk != total) return archive_error("multi-disk zip archives are not supported");
+  return cd;
+}
+
+Status ZipReader::read_zip64_end(uint64_t locator, CentralDirectory& cd) const {
+  const std::byte* loc = data_ + locator;
+  uint32_t record_disk = load32(loc + 4), disks = load32(loc + 16);
+  uint64_t record = load64(loc + 8);
+  if (record_disk != 0 || disks > 1) {
+    return archive_error("multi-disk zip archives are not supported (zip64 locator names " + num(disks) + " disks)");
   }
-  if (count > limits_.max_entries) {
-    return fail("the archive has " + num(count) + " entries, more than the limit of " +
-                num(limits_.max_entries));
+  if (record > locator || locator - record < kZip64EocdSize) {
+    return archive_error("the zip64 end-of-central-directory locator points at offset " + num(record) +
+                         ", which leaves no room for the 56-byte zip64 record before the locator at offset " +
+                         num(locator));
   }
+  const std::byte* z = data_ + record;
+  if (load32(z) != kZip64EocdSig) {
+    return archive_error("the zip64 end-of-central-directory record at offset " + num(record) + " has signature " +
+                         hex32(load32(z)) + " (expected " + hex32(kZip64EocdSig) + ")");
+  }
+  uint32_t zdisk = load32(z + 16), zcd_disk = load32(z + 20);
+  uint64_t zon_disk = load64(z + 24);
+  cd.count = load64(z + 32);
+  cd.size = load64(z + 40);
+  cd.offset = load64(z + 48);
+  if (zdisk != 0 || zcd_disk != 0 || zon_disk != cd.count) {
+    return archive_error("multi-disk zip archives are not supported");
+  }
+  cd.limit = record;
+  cd.limit_what = "the zip64 end-of-central-directory record at offset " + num(record);
+  return Status::Ok();
+}
 
-  entries_.reserve(count);
-  const uint64_t cd_end = cd_offset + cd_size;
-  uint64_t p = cd_offset;
-  for (uint64_t i = 0; i < count; ++i) {
-    auto where = [&] { return "central directory entry " + num(i) + " at offset " + num(p); };
-    if (cd_end - p < kCentralHeaderSize) return fail(where() + " is truncated");
-    const std::byte* h = data_ + p;
-    if (load32(h) != kCentralHeaderSig) {
-      return fail(where() + " has signature " + hex32(load32(h)) + " (expected " +
-                  hex32(kCentralHeaderSig) + ")");
-    }
-    uint16_t flags = load16(h + 8);
-    uint16_t name_len = load16(h + 28), extra_len = load16(h + 30), comment_len = load16(h + 32);
-    uint16_t disk_start = load16(h + 34);
-    uint64_t record_len = kCentralHeaderSize + uint64_t{name_len} + extra_len + comment_len;
-    if (cd_end - p < record_len) {
-      return fail(where() + ": its name, extra field or comment run past the central directory");
-    }
+Result<ZipEntry> ZipReader::parse_central_entry(uint64_t index, uint64_t& p, uint64_t cd_end) const {
+  auto where = [&] { return "central directory entry " + num(index) + " at offset " + num(p); };
+  if (cd_end - p < kCentralHeaderSize) return archive_error(where() + " is truncated");
+  const std::byte* h = data_ + p;
+  if (load32(h) != kCentralHeaderSig) {
+    return archive_error(where() + " has signature " + hex32(load32(h)) + " (expected " +
+                         hex32(kCentralHeaderSig) + ")");
+  }
+  uint16_t flags = load16(h + 8);
+  uint16_t name_len = load16(h + 28), extra_len = load16(h + 30), comment_len = load16(h + 32);
+  uint16_t disk_start = load16(h + 34);
+  uint64_t record_len = kCentralHeaderSize + uint64_t{name_len} + extra_len + comment_len;
+  if (cd_end - p < record_len) {
+    return archive_error(where() + ": its name, extra field or comment run past the central directory");
+  }
+  ZipEntry e;
+  e.name.assign(reinterpret_cast<const char*>(h + kCentralHeaderSize), name_len);
+  e.method = load16(h + 10);
+  e.crc32 = load32(h + 16);
+  e.compressed_size = load32(h + 20);
+  e.size = load32(h + 24);
+  e.local_header_offset = load32(h + 42);
+  LATHE_RETURN_IF_ERROR(read_zip64_fields(e, h + kCentralHeaderSize + name_len, extra_len, disk_start));
+  if (auto problem = name_problem(e.name)) return entry_error(e, *problem);
+  if (disk_start != 0) return entry_error(e, "multi-disk zip archives are not supported");
+  if (flags & kFlagEncrypted) return entry_error(e, "the entry is encrypted, which is not supported");
+  if (e.method != kMethodStored && e.method != kMethodDeflate) {
+    return entry_error(e, "compression " + method_name(e.method) + " is not supported (only STORED and DEFLATE are)");
+  }
+  if (e.method == kMethodStored && e.compressed_size != e.size) {
+    return entry_error(e, "STORED, yet its compressed size " + num(e.compressed_size) + " differs from its size " +
+                              num(e.size));
+  }
+  p += record_len;
+  return e;
+}
 
-    ZipEntry e;
-    e.name.assign(reinterpret_cast<const char*>(h + kCentralHeaderSize), name_len);
-    e.method = load16(h + 10);
-    e.crc32 = load32(h + 16);
-    e.compressed_size = load32(h + 20);
-    e.size = load32(h + 24);
-    e.local_header_offset = load32(h + 42);
-
-    Zip64Needs needs{e.size == kMax32, e.compressed_size == kMax32, e.local_header_offset == kMax32,
-                     disk_start == kMax16};
-    if (needs.any()) {
-      const std::byte* x = h + kCentralHeaderSize + name_len;
-      bool seen = false;
-      for (size_t q = 0; q + 4 <= extra_len;) {
-        uint16_t id = load16(x + q), len = load16(x + q + 2);
-        if (q + 4 + len > extra_len) break;
-        if (id == kZip64ExtraId) {
-          if (len < needs.bytes()) {
-            return entry_error(e, "the zip64 extra field is " + num(len) +
-                                      " bytes, too short for the " + num(needs.bytes()) +
-                                      " bytes its 0xFFFFFFFF fields call for");
-          }
-          const std::byte* f = x + q + 4;
-          if (needs.size) e.size = load64(f), f += 8;
-          if (needs.compressed) e.compressed_size = load64(f), f += 8;
-          if (needs.offset) e.local_header_offset = load64(f), f += 8;
-          if (needs.disk) disk_start = static_cast<uint16_t>(load32(f) == 0 ? 0 : 1);
-          seen = true;
-          break;
-        }
-        q += 4 + len;
+Status ZipReader::read_zip64_fields(ZipEntry& e, const std::byte* extra, uint16_t extra_len,
+                                    uint16_t& disk_start) const {
+  Zip64Needs needs{e.size == kMax32, e.compressed_size == kMax32, e.local_header_offset == kMax32,
+                   disk_start == kMax16};
+  if (!needs.any()) return Status::Ok();
+  for (size_t q = 0; q + 4 <= extra_len;) {
+    uint16_t id = load16(extra + q), len = load16(extra + q + 2);
+    if (q + 4 + len > extra_len) break;
+    if (id == kZip64ExtraId) {
+      if (len < needs.bytes()) {
+        return entry_error(e, "the zip64 extra field is " + num(len) + " bytes, too short for the " +
+                                  num(needs.bytes()) + " bytes its 0xFFFFFFFF fields call for");
       }
-      if (!seen) {
-        return entry_error(e,
-                           "the central directory has 0xFFFFFFFF sizes or offset but no zip64 "
-                           "extended-information extra field");
-      }
+      const std::byte* f = extra + q + 4;
+      if (needs.size) e.size = load64(f), f += 8;
+      if (needs.compressed) e.compressed_size = load64(f), f += 8;
+      if (needs.offset) e.local_header_offset = load64(f), f += 8;
+      if (needs.disk) disk_start = static_cast<uint16_t>(load32(f) == 0 ? 0 : 1);
+      return Status::Ok();
     }
-
-    if (auto problem = name_problem(e.name)) return entry_error(e, *problem);
-    if (disk_start != 0) return entry_error(e, "multi-disk zip archives are not supported");
-    if (flags & kFlagEncrypted)
-      return entry_error(e, "the entry is encrypted, which is not supported");
-    if (e.method != kMethodStored && e.method != kMethodDeflate) {
-      return entry_error(e, "compression " + method_name(e.method) +
-                                " is not supported (only STORED and DEFLATE are)");
-    }
-    if (e.method == kMethodStored && e.compressed_size != e.size) {
-      return entry_error(e, "STORED, yet its compressed size " + num(e.compressed_size) +
-                                " differs from its size " + num(e.size));
-    }
-
-    // Local header: only its signature, name and the lengths that place the
-    // data are used. Its sizes may be zero (data descriptor, flag 0x0008).
-    uint64_t lho = e.local_header_offset;
-    if (lho > size_ || size_ - lho < kLocalHeaderSize) {
-      return entry_error(e, "local header at offset " + num(lho) +
-                                " extends past the end of the file (" + num(size_) + " bytes)");
-    }
-    std::byte lh_fixed[kLocalHeaderSize];
-    read_at(lho, kLocalHeaderSize, lh_fixed);
-    const std::byte* lh = lh_fixed;
-    if (load32(lh) != kLocalHeaderSig) {
-      return entry_error(e, "local header at offset " + num(lho) + " has signature " +
-                                hex32(load32(lh)) + " (expected " + hex32(kLocalHeaderSig) + ")");
-    }
-    uint16_t local_name_len = load16(lh + 26), local_extra_len = load16(lh + 28);
-    e.data_offset = lho + kLocalHeaderSize + local_name_len + local_extra_len;
-    if (e.data_offset > size_) {
-      return entry_error(e, "local header at offset " + num(lho) +
-                                " has a name and extra field that run past the end of the file (" +
-                                num(size_) + " bytes)");
-    }
-    std::string local_name(local_name_len, '\0');
-    read_at(lho + kLocalHeaderSize, local_name_len, reinterpret_cast<std::byte*>(local_name.data()));
-    if (local_name != e.name) {
-      return entry_error(
-          e, "local header at offset " + num(lho) + " names " + quoted(local_name) + " instead");
-    }
-    if (e.compressed_size > size_ - e.data_offset) {
-      return entry_error(e, "data " + range(e.data_offset, e.compressed_size) +
-                                " extends past the end of the file (" + num(size_) + " bytes)");
-    }
-    if (e.data_offset + e.compressed_size > cd_offset) {
-      return entry_error(e, "data " + range(e.data_offset, e.compressed_size) +
-                                " overlaps the central directory at offset " + num(cd_offset));
-    }
-    entries_.push_back(std::move(e));
-    p += record_len;
+    q += 4 + len;
   }
-  if (p != cd_end) {
-    return fail("the central directory " + range(cd_offset, cd_size) + " has " + num(cd_end - p) +
-                " bytes left over after its " + num(count) + " entries");
-  }
+  return entry_error(e, "the central directory has 0xFFFFFFFF sizes or offset but no zip64 "
+                        "extended-information extra field");
+}
 
-  // Two entries sharing bytes (a classic zip-bomb and confusion trick) show
-  // up as one entry's data running into the next local header by offset.
+// The local header: only its signature, name and the lengths that place the
+// data are used. Its sizes may be zero (data descriptor, flag 0x0008).
+Status ZipReader::locate_data(ZipEntry& e, uint64_t cd_offset, HeaderWindow& headers) const {
+  uint64_t lho = e.local_header_offset;
+  if (lho > size_ || size_ - lho < kLocalHeaderSize) {
+    return entry_error(e, "local header at offset " + num(lho) + " extends past the end of the file (" +
+                              num(size_) + " bytes)");
+  }
+  std::byte lh[kLocalHeaderSize];
+  headers.read(lho, kLocalHeaderSize, lh);
+  if (load32(lh) != kLocalHeaderSig) {
+    return entry_error(e, "local header at offset " + num(lho) + " has signature " + hex32(load32(lh)) +
+                              " (expected " + hex32(kLocalHeaderSig) + ")");
+  }
+  uint16_t local_name_len = load16(lh + 26), local_extra_len = load16(lh + 28);
+  e.data_offset = lho + kLocalHeaderSize + local_name_len + local_extra_len;
+  if (e.data_offset > size_) {
+    return entry_error(e, "local header at offset " + num(lho) +
+                              " has a name and extra field that run past the end of the file (" + num(size_) +
+                              " bytes)");
+  }
+  std::string local_name(local_name_len, '\0');
+  headers.read(lho + kLocalHeaderSize, local_name_len, reinterpret_cast<std::byte*>(local_name.data()));
+  if (local_name != e.name) {
+    return entry_error(e, "local header at offset " + num(lho) + " names " + quoted(local_name) + " instead");
+  }
+  if (e.compressed_size > size_ - e.data_offset) {
+    return entry_error(e, "data " + range(e.data_offset, e.compressed_size) + " extends past the end of the file (" +
+                              num(size_) + " bytes)");
+  }
+  if (e.data_offset + e.compressed_size > cd_offset) {
+    return entry_error(e, "data " + range(e.data_offset, e.compressed_size) +
+                              " overlaps the central directory at offset " + num(cd_offset));
+  }
+  return Status::Ok();
+}
+
+// Two entries sharing bytes (a classic zip-bomb and confusion trick) show
+// up as one entry's data running into the next local header by offset.
+Status ZipReader::check_no_overlap() const {
   std::vector<size_t> by_offset(entries_.size());
   for (size_t i = 0; i < by_offset.size(); ++i) by_offset[i] = i;
   std::sort(by_offset.begin(), by_offset.end(), [&](size_t a, size_t b) {
@@ -321,12 +346,14 @@ Status ZipReader::parse() {
     const ZipEntry& a = entries_[by_offset[k - 1]];
     const ZipEntry& b = entries_[by_offset[k]];
     if (a.data_offset + a.compressed_size > b.local_header_offset) {
-      return entry_error(a, "data " + range(a.data_offset, a.compressed_size) + " overlaps entry " +
-                                quoted(b.name) + ", whose local header is at offset " +
-                                num(b.local_header_offset));
+      return entry_error(a, "data " + range(a.data_offset, a.compressed_size) + " overlaps entry " + quoted(b.name) +
+                                ", whose local header is at offset " + num(b.local_header_offset));
     }
   }
+  return Status::Ok();
+}
 
+Status ZipReader::index_names() {
   by_name_.resize(entries_.size());
   for (size_t i = 0; i < by_name_.size(); ++i) by_name_[i] = i;
   std::sort(by_name_.begin(), by_name_.end(), [&](size_t a, size_t b) {
@@ -335,8 +362,8 @@ Status ZipReader::parse() {
   for (size_t k = 1; k < by_name_.size(); ++k) {
     const ZipEntry& a = entries_[by_name_[k - 1]];
     if (a.name == entries_[by_name_[k]].name) {
-      return fail("duplicate entry name " + quoted(a.name) + " (central directory entries " +
-                  num(by_name_[k - 1]) + " and " + num(by_name_[k]) + ")");
+      return archive_error("duplicate entry name " + quoted(a.name) + " (central directory entries " +
+                           num(by_name_[k - 1]) + " and " + num(by_name_[k]) + ")");
     }
   }
   return Status::Ok();
@@ -367,6 +394,8 @@ Result<std::span<const std::byte>> ZipReader::view(const ZipEntry& e) const {
 
 Result<std::shared_ptr<Storage>> ZipReader::view_storage(const ZipEntry& e) const {
   LATHE_ASSIGN_OR_RETURN(std::span<const std::byte> bytes, view(e));
+  // From a file: a writer may copy the record file to file, with its CRC.
+  if (file_) return Storage::file_view(FileExtent{file_, e.data_offset, e.size, e.crc32});
   return Storage::view(keepalive_, bytes.data(), bytes.size());
 }
 

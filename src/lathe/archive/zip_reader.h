@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "lathe/core/mapped_file.h"
 #include "lathe/core/result.h"
 #include "lathe/core/tensor.h"
 
@@ -96,12 +97,26 @@ class ZipReader {
 
  private:
   ZipReader() = default;
+  // Where the central directory is, from the end records.
+  struct CentralDirectory {
+    uint64_t count, size, offset;
+    uint64_t limit;  // the directory must end before this offset
+    std::string limit_what;
+  };
+  class HeaderWindow;
   Status parse();
-  // Copies [offset, offset + n) into `out`. For a file it uses pread rather
-  // than the mapping: touching one local header per entry through the map
-  // would fault in (and count in RSS) the weight pages around every header.
-  void read_at(uint64_t offset, size_t n, std::byte* out) const;
+  Result<CentralDirectory> find_central_directory() const;
+  Status read_zip64_end(uint64_t locator, CentralDirectory& cd) const;
+  // The entry whose central header starts at `p`; moves `p` past it.
+  Result<ZipEntry> parse_central_entry(uint64_t index, uint64_t& p, uint64_t cd_end) const;
+  // Sizes and offset a 0xFFFFFFFF field defers to the zip64 extra field.
+  Status read_zip64_fields(ZipEntry& e, const std::byte* extra, uint16_t extra_len, uint16_t& disk_start) const;
+  // Finds the entry's data from its local header and checks its bounds.
+  Status locate_data(ZipEntry& e, uint64_t cd_offset, HeaderWindow& headers) const;
+  Status check_no_overlap() const;
+  Status index_names();
   Error entry_error(const ZipEntry& e, const std::string& what) const;
+  Error archive_error(const std::string& what) const;
   // Checks a DEFLATE entry's declared size against the limits and what its
   // compressed bytes can produce, and counts it in inflated_.
   Status claim_inflation(const ZipEntry& e) const;
@@ -110,7 +125,7 @@ class ZipReader {
   Result<std::span<const std::byte>> raw(const ZipEntry& e) const;
 
   std::shared_ptr<const void> keepalive_;
-  int fd_ = -1;  // the file, while parse() runs (open() only)
+  std::shared_ptr<const MappedFile> file_;  // open() only: the file behind the region
   const std::byte* data_ = nullptr;
   size_t size_ = 0;
   std::string display_name_;

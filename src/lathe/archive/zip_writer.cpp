@@ -17,6 +17,23 @@ namespace {
 // readers ignore; 2.0 is the value APPNOTE asks for.)
 constexpr uint16_t kVersionDefault = 20;
 constexpr uint16_t kVersionZip64 = 45;
+
+// What an entry's size and offset decide about its headers.
+struct Layout {
+  bool big_size, big_offset;
+  explicit Layout(uint64_t size, uint64_t offset) : big_size(size >= kMax32), big_offset(offset >= kMax32) {}
+  bool zip64() const { return big_size || big_offset; }
+  // The zip64 extra field's length (header included), 0 when there is none.
+  uint16_t zip64_extra_len() const {
+    return zip64() ? static_cast<uint16_t>(4 + (big_size ? 16 : 0) + (big_offset ? 8 : 0)) : 0;
+  }
+  uint16_t version() const { return zip64() ? kVersionZip64 : kVersionDefault; }
+};
+
+// Like miniz (mz_zip_writer_add_mem_ex_v2), an empty entry gets no data
+// descriptor and so no 0x0008 flag: its zero CRC and sizes in the local
+// header are already the real ones.
+uint16_t entry_flags(uint64_t size) { return size > 0 ? (kFlagDataDescriptor | kFlagUtf8) : kFlagUtf8; }
 // The zip64 end record says "made by Unix, spec 3.0", exactly as miniz does;
 // central entries leave "made by" 0, as miniz does.
 constexpr uint16_t kZip64MadeBy = 0x031E;
@@ -49,74 +66,9 @@ Status ZipWriter::add(std::string_view name, const ByteSource& source) {
 }
 
 Status ZipWriter::add(std::string_view name, uint64_t size, const ByteSource::Producer& produce) {
-  const std::string quoted = zip_detail::quoted(name);
-  if (finished_) return make_error("zip writer: cannot add entry " + quoted + " after finish()");
-  if (failed_)
-    return make_error("zip writer: cannot add entry " + quoted + " after an earlier write failed");
-  // Refused names are caught before anything is written, so the archive is
-  // still usable afterwards.
-  if (auto problem = name_problem(name))
-    return make_error("zip writer: entry " + quoted + ": " + *problem);
-  if (!names_.insert(std::string(name)).second) {
-    return make_error("zip writer: duplicate entry name " + quoted);
-  }
-
-  const uint64_t offset = sink_.position() - start_;
-  const bool big_size = size >= kMax32;
-  const bool big_offset = offset >= kMax32;
-  const bool zip64 = big_size || big_offset;
-  const uint16_t version = zip64 ? kVersionZip64 : kVersionDefault;
-  const auto name_len = static_cast<uint16_t>(name.size());
-  // Like miniz (mz_zip_writer_add_mem_ex_v2), an empty entry gets no data
-  // descriptor and so no 0x0008 flag: its zero CRC and sizes in the local
-  // header are already the real ones.
-  const bool descriptor_follows = size > 0;
-  const uint16_t flags = descriptor_follows ? (kFlagDataDescriptor | kFlagUtf8) : kFlagUtf8;
-
-  // Local zip64 extra field: present exactly when miniz writes one (and
-  // PyTorch's padding computation accounts for it), with miniz's contents:
-  // the uncompressed size, a compressed size of 0 (not known yet when miniz
-  // writes the header) and the header offset.
-  const uint16_t zip64_local_len =
-      zip64 ? static_cast<uint16_t>(4 + (big_size ? 16 : 0) + (big_offset ? 8 : 0)) : 0;
-  // Padding so the data begins at a multiple of 64: the 'F','B' field
-  // (4-byte header + payload) is always present, payload 0..63 bytes, as in
-  // PyTorch's getPadding().
-  const uint64_t unpadded = offset + kLocalHeaderSize + name_len + zip64_local_len + 4;
-  const uint16_t pad = static_cast<uint16_t>((kAlignment - unpadded % kAlignment) % kAlignment);
-  const uint16_t extra_len = static_cast<uint16_t>(zip64_local_len + 4 + pad);
-
-  std::vector<std::byte> head;
-  head.reserve(kLocalHeaderSize + name_len + extra_len);
-  put32(head, kLocalHeaderSig);
-  put16(head, version);
-  put16(head, flags);
-  put16(head, kMethodStored);
-  put16(head, 0);  // time
-  put16(head, 0);  // date
-  put32(head, 0);  // crc (in the data descriptor)
-  put32(head, 0);  // compressed size
-  put32(head, 0);  // uncompressed size
-  put16(head, name_len);
-  put16(head, extra_len);
-  for (char c : name) head.push_back(static_cast<std::byte>(c));
-  if (zip64) {
-    put16(head, kZip64ExtraId);
-    put16(head, static_cast<uint16_t>(zip64_local_len - 4));
-    if (big_size) {
-      put64(head, size);
-      put64(head, 0);
-    }
-    if (big_offset) put64(head, offset);
-  }
-  put16(head, kPaddingExtraId);
-  put16(head, pad);
-  head.insert(head.end(), pad, std::byte{'Z'});
-
+  LATHE_ASSIGN_OR_RETURN(Entry entry, begin_entry(name, size));
   // The data goes out as it is produced (a copied record may be larger than
   // memory); its CRC is known once it has all passed.
-  Status head_written = sink_.write(as_bytes(head));
-  if (!head_written.ok()) return fail("entry " + quoted + ": " + head_written.error().message());
   uint32_t crc = 0;
   uint64_t written = 0;
   Status data_written = produce([&](std::span<const std::byte> chunk) -> Status {
@@ -127,56 +79,125 @@ Status ZipWriter::add(std::string_view name, uint64_t size, const ByteSource::Pr
   if (data_written.ok() && written != size) {
     data_written = make_error("produced " + std::to_string(written) + " bytes, not the " + std::to_string(size) + " declared");
   }
-  if (!data_written.ok()) return fail("entry " + quoted + ": " + data_written.error().message());
-  last_crc_ = crc;
+  if (!data_written.ok()) return fail("entry " + entry.quoted + ": " + data_written.error().message());
+  return end_entry(entry, crc);
+}
 
+Status ZipWriter::add(std::string_view name, const FileExtent& extent) {
+  if (!extent.crc32) return add(name, extent.bytes());
+  LATHE_ASSIGN_OR_RETURN(Entry entry, begin_entry(name, extent.size));
+  Status copied = extent.size == 0 ? Status::Ok() : sink_.copy(extent);
+  if (!copied.ok()) return fail("entry " + entry.quoted + ": " + copied.error().message());
+  return end_entry(entry, *extent.crc32);
+}
+
+Result<ZipWriter::Entry> ZipWriter::begin_entry(std::string_view name, uint64_t size) {
+  Entry e{std::string(name), zip_detail::quoted(name), size, sink_.position() - start_};
+  const std::string& quoted = e.quoted;
+  if (finished_) return make_error("zip writer: cannot add entry " + quoted + " after finish()");
+  if (failed_)
+    return make_error("zip writer: cannot add entry " + quoted + " after an earlier write failed");
+  // Refused names are caught before anything is written, so the archive is
+  // still usable afterwards.
+  if (auto problem = name_problem(name))
+    return make_error("zip writer: entry " + quoted + ": " + *problem);
+  if (!names_.insert(std::string(name)).second) {
+    return make_error("zip writer: duplicate entry name " + quoted);
+  }
+  const auto name_len = static_cast<uint16_t>(name.size());
+  const Layout layout(size, e.offset);
+  // Local zip64 extra field: present exactly when miniz writes one (and
+  // PyTorch's padding computation accounts for it), with miniz's contents:
+  // the uncompressed size, a compressed size of 0 (not known yet when miniz
+  // writes the header) and the header offset.
+  const uint16_t zip64_local_len = layout.zip64_extra_len();
+  // Padding so the data begins at a multiple of 64: the 'F','B' field
+  // (4-byte header + payload) is always present, payload 0..63 bytes, as in
+  // PyTorch's getPadding().
+  const uint64_t unpadded = e.offset + kLocalHeaderSize + name_len + zip64_local_len + 4;
+  const uint16_t pad = static_cast<uint16_t>((kAlignment - unpadded % kAlignment) % kAlignment);
+  const uint16_t extra_len = static_cast<uint16_t>(zip64_local_len + 4 + pad);
+
+  std::vector<std::byte>& head = scratch_;
+  head.clear();
+  put32(head, kLocalHeaderSig);
+  put16(head, layout.version());
+  put16(head, entry_flags(size));
+  put16(head, kMethodStored);
+  put16(head, 0);  // time
+  put16(head, 0);  // date
+  put32(head, 0);  // crc (in the data descriptor)
+  put32(head, 0);  // compressed size
+  put32(head, 0);  // uncompressed size
+  put16(head, name_len);
+  put16(head, extra_len);
+  for (char c : name) head.push_back(static_cast<std::byte>(c));
+  if (layout.zip64()) {
+    put16(head, kZip64ExtraId);
+    put16(head, static_cast<uint16_t>(zip64_local_len - 4));
+    if (layout.big_size) {
+      put64(head, size);
+      put64(head, 0);
+    }
+    if (layout.big_offset) put64(head, e.offset);
+  }
+  put16(head, kPaddingExtraId);
+  put16(head, pad);
+  head.insert(head.end(), pad, std::byte{'Z'});
+  Status head_written = sink_.write(as_bytes(head));
+  if (!head_written.ok()) return fail("entry " + quoted + ": " + head_written.error().message()).error();
+  return e;
+}
+
+Status ZipWriter::end_entry(const Entry& e, uint32_t crc) {
+  last_crc_ = crc;
+  const Layout layout(e.size, e.offset);
   // Data descriptor: 8-byte sizes exactly when the local header has a zip64
   // extra field (APPNOTE 4.3.9.1).
-  std::vector<std::byte> descriptor;
-  if (descriptor_follows) {
+  std::vector<std::byte>& descriptor = scratch_;
+  descriptor.clear();
+  if (e.size > 0) {
     put32(descriptor, kDataDescriptorSig);
     put32(descriptor, crc);
-    if (zip64) {
-      put64(descriptor, size);
-      put64(descriptor, size);
+    if (layout.zip64()) {
+      put64(descriptor, e.size);
+      put64(descriptor, e.size);
     } else {
-      put32(descriptor, static_cast<uint32_t>(size));
-      put32(descriptor, static_cast<uint32_t>(size));
+      put32(descriptor, static_cast<uint32_t>(e.size));
+      put32(descriptor, static_cast<uint32_t>(e.size));
     }
   }
-
   Status s = sink_.write(as_bytes(descriptor));
-  if (!s.ok()) return fail("entry " + quoted + ": " + s.error().message());
+  if (!s.ok()) return fail("entry " + e.quoted + ": " + s.error().message());
 
   // Central directory entry, kept until finish().
-  const uint16_t zip64_central_len =
-      zip64 ? static_cast<uint16_t>(4 + (big_size ? 16 : 0) + (big_offset ? 8 : 0)) : 0;
+  const uint16_t zip64_central_len = layout.zip64_extra_len();
   put32(central_, kCentralHeaderSig);
   put16(central_, kCentralMadeBy);
-  put16(central_, version);  // needed
-  put16(central_, flags);
+  put16(central_, layout.version());  // needed
+  put16(central_, entry_flags(e.size));
   put16(central_, kMethodStored);
   put16(central_, 0);
   put16(central_, 0);
   put32(central_, crc);
-  put32(central_, static_cast<uint32_t>(std::min<uint64_t>(size, kMax32)));
-  put32(central_, static_cast<uint32_t>(std::min<uint64_t>(size, kMax32)));
-  put16(central_, name_len);
+  put32(central_, static_cast<uint32_t>(std::min<uint64_t>(e.size, kMax32)));
+  put32(central_, static_cast<uint32_t>(std::min<uint64_t>(e.size, kMax32)));
+  put16(central_, static_cast<uint16_t>(e.name.size()));
   put16(central_, zip64_central_len);
   put16(central_, 0);  // comment
   put16(central_, 0);  // disk
   put16(central_, 0);  // internal attributes
   put32(central_, 0);  // external attributes
-  put32(central_, static_cast<uint32_t>(std::min<uint64_t>(offset, kMax32)));
-  for (char c : name) central_.push_back(static_cast<std::byte>(c));
-  if (zip64) {
+  put32(central_, static_cast<uint32_t>(std::min<uint64_t>(e.offset, kMax32)));
+  for (char c : e.name) central_.push_back(static_cast<std::byte>(c));
+  if (layout.zip64()) {
     put16(central_, kZip64ExtraId);
     put16(central_, static_cast<uint16_t>(zip64_central_len - 4));
-    if (big_size) {
-      put64(central_, size);
-      put64(central_, size);
+    if (layout.big_size) {
+      put64(central_, e.size);
+      put64(central_, e.size);
     }
-    if (big_offset) put64(central_, offset);
+    if (layout.big_offset) put64(central_, e.offset);
   }
   ++count_;
   return Status::Ok();

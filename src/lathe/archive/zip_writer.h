@@ -48,6 +48,9 @@ class ZipWriter {
   // archive without holding it whole); `size` must be what they add up to.
   Status add(std::string_view name, const ByteSource& source);
   Status add(std::string_view name, uint64_t size, const ByteSource::Producer& produce);
+  // Bytes of a mapped file, copied file to file (FileSink::copy) with the
+  // CRC-32 the extent carries; without one they are read and checksummed.
+  Status add(std::string_view name, const FileExtent& extent);
   // Writes the central directory and end records. No add() afterwards.
   Status finish();
 
@@ -56,9 +59,21 @@ class ZipWriter {
   uint32_t last_crc() const { return last_crc_; }
 
  private:
+  // An entry between its local header and its data descriptor.
+  struct Entry {
+    std::string name;
+    std::string quoted;  // for messages
+    uint64_t size;
+    uint64_t offset;  // of the local header, from the start of the archive
+  };
+  // Checks the name and writes the local header.
+  Result<Entry> begin_entry(std::string_view name, uint64_t size);
+  // Writes the data descriptor and keeps the central directory entry.
+  Status end_entry(const Entry& entry, uint32_t crc);
   Status fail(const std::string& what);
 
   FileSink& sink_;
+  std::vector<std::byte> scratch_;  // a header or descriptor being written
   uint64_t start_;
   uint64_t count_ = 0;
   uint32_t last_crc_ = 0;

@@ -16,6 +16,7 @@
 #include <span>
 #include <string>
 
+#include "lathe/core/mapped_file.h"
 #include "lathe/core/result.h"
 
 namespace lathe {
@@ -29,6 +30,9 @@ class FileSink {
   Status write(const std::string& s) {
     return write(std::span<const std::byte>(reinterpret_cast<const std::byte*>(s.data()), s.size()));
   }
+  // Appends the bytes of `extent`. Here they are read through the map; the
+  // sink of write_file_atomically has the kernel copy them file to file.
+  virtual Status copy(const FileExtent& extent) { return write(extent.bytes()); }
 };
 
 Status write_file_atomically(const std::string& path,

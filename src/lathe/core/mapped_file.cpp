@@ -34,12 +34,12 @@ Result<std::shared_ptr<const MappedFile>> MappedFile::open(const std::string& pa
     }
     data = static_cast<const std::byte*>(p);
   }
-  ::close(fd);  // the mapping stays valid after close
-  return std::shared_ptr<const MappedFile>(new MappedFile(path, data, size));
+  return std::shared_ptr<const MappedFile>(new MappedFile(path, fd, data, size));
 }
 
 MappedFile::~MappedFile() {
   if (data_ != nullptr) ::munmap(const_cast<std::byte*>(data_), size_);
+  ::close(fd_);
 }
 
 }  // namespace lathe

@@ -31,6 +31,12 @@ std::shared_ptr<Storage> Storage::view(std::shared_ptr<const void> keepalive,
   return s;
 }
 
+std::shared_ptr<Storage> Storage::file_view(FileExtent extent) {
+  auto s = view(extent.file, extent.bytes().data(), static_cast<size_t>(extent.size));
+  s->extent_ = std::move(extent);
+  return s;
+}
+
 int64_t Tensor::numel() const {
   int64_t n = 1;
   for (int64_t d : sizes) n *= d;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "lathe/core/dtype.h"
+#include "lathe/core/mapped_file.h"
 #include "lathe/core/result.h"
 
 namespace lathe {
@@ -25,6 +26,8 @@ class Storage {
   // A window into memory owned by `keepalive` (e.g. a MappedFile).
   static std::shared_ptr<Storage> view(std::shared_ptr<const void> keepalive,
                                        const std::byte* data, size_t nbytes);
+  // A window onto a part of a mapped file that a writer may copy file to file.
+  static std::shared_ptr<Storage> file_view(FileExtent extent);
 
   const std::byte* data() const { return data_; }
   // Writable only for owned storages; nullptr for views of mapped files.
@@ -32,11 +35,14 @@ class Storage {
   size_t nbytes() const { return nbytes_; }
   bool is_view() const { return keepalive_ != nullptr; }
   std::span<const std::byte> bytes() const { return {data_, nbytes_}; }
+  // Where the bytes lie in a file, for file_view() storages only.
+  const std::optional<FileExtent>& file_extent() const { return extent_; }
 
  private:
   Storage() = default;
   std::vector<std::byte> owned_;
   std::shared_ptr<const void> keepalive_;
+  std::optional<FileExtent> extent_;
   const std::byte* data_ = nullptr;
   size_t nbytes_ = 0;
 };

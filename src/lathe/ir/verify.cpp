@@ -3,8 +3,9 @@
 #include <algorithm>
 #include <map>
 #include <set>
-#include <unordered_map>
-#include <unordered_set>
+#include <string_view>
+
+#include "lathe/ir/flat_map.h"
 
 namespace lathe {
 
@@ -37,38 +38,70 @@ int output_kind_order(OutputKind kind) {
 
 namespace {
 
+// Every value an argument references (None slots skipped), into `out`.
+void collect_values(const Argument& arg, std::vector<Value*>& out) {
+  out.clear();
+  arg.for_each_value([&](Value* v) { out.push_back(v); });
+}
+
 std::vector<Value*> values_of(const Argument& arg) {
   std::vector<Value*> out;
-  arg.for_each_value([&](Value* v) { out.push_back(v); });
+  collect_values(arg, out);
   return out;
 }
 
-// Every graph reachable from the top one (through GraphArgs), with the
-// values and nodes each owns. Pointers are compared against these sets
-// before they are ever dereferenced.
-struct Universe {
-  std::unordered_map<const Graph*, std::unordered_set<const Value*>> graph_values;
-  std::unordered_set<const Value*> values;
-  std::unordered_set<const Node*> nodes;
-  std::vector<const Graph*> graphs;  // discovery order
+// Where a value of the program lives: its graph (an index into
+// Universe::graphs), the position from which it is defined (0 for a
+// placeholder, k + 1 for an output of the graph's node k), and its number
+// among all values.
+struct ValueInfo {
+  uint32_t graph = 0;
+  uint32_t def = 0;
+  uint32_t ordinal = 0;
+};
 
+// Every graph reachable from the top one (through GraphArgs), with the
+// values and nodes each owns. Pointers are looked up here before they are
+// ever dereferenced. Flat tables: on a program of a million values, node-
+// based sets cost more than all the checks together.
+class Universe {
+ public:
+  explicit Universe(const Graph& top) { collect(top); }
+
+  const ValueInfo* info(const Value* v) const { return values_.find(v); }
+  bool live(const Value* v) const { return values_.contains(v); }
+  bool has_node(const Node* n) const { return nodes_.contains(n); }
+  uint32_t graph_index(const Graph* g) const { return *graph_index_.find(g); }
+  const std::vector<const Graph*>& graphs() const { return graphs_; }
+  size_t value_count() const { return values_.size(); }
+
+ private:
   void collect(const Graph& g) {
-    if (graph_values.count(&g)) return;  // a subgraph shared by several nodes
-    graphs.push_back(&g);
-    auto& mine = graph_values[&g];
-    for (Value* v : g.placeholders()) mine.insert(v);
-    for (Node* n : g.nodes()) {
-      nodes.insert(n);
-      for (Value* v : n->defined_values()) mine.insert(v);
+    if (graph_index_.contains(&g)) return;  // a subgraph shared by several nodes
+    const auto gi = static_cast<uint32_t>(graphs_.size());
+    graph_index_.emplace(&g, gi);
+    graphs_.push_back(&g);
+    auto add = [&](const Value* v, uint32_t def) {
+      values_.emplace(v, ValueInfo{gi, def, static_cast<uint32_t>(values_.size())});
+    };
+    for (const Argument& in : g.inputs()) in.for_each_value([&](Value* v) { add(v, 0); });
+    uint32_t k = 0;
+    for (const Node* n : g.nodes()) {
+      nodes_.insert(n);
+      ++k;
+      for (const Value* v : n->defined_values()) add(v, k);
     }
-    values.insert(mine.begin(), mine.end());
-    for (Node* n : g.nodes()) {
+    for (const Node* n : g.nodes()) {
       for (const auto& in : n->inputs()) {
         if (auto* ga = in.arg.get_if<GraphArg>(); ga && ga->graph) collect(*ga->graph);
       }
     }
   }
-  bool live(const Value* v) const { return values.count(v) != 0; }
+
+  FlatMap<const Value*, ValueInfo> values_;
+  FlatSet<const Node*> nodes_;
+  FlatMap<const Graph*, uint32_t> graph_index_;
+  std::vector<const Graph*> graphs_;  // discovery order
 };
 
 // A graph's values in a stable order (placeholders, then node outputs), so
@@ -81,9 +114,25 @@ std::vector<const Value*> ordered_values(const Graph& g) {
   return vals;
 }
 
+// Messages are built only when a check fails: where a check is (a node, an
+// argument, a spec) is described by a function, called only then. Where
+// refers to the lambda it is made from, never copying it (std::function
+// would allocate for each node): make it from an argument or a named lambda.
+class Where {
+ public:
+  template <typename F, typename = std::enable_if_t<!std::is_same_v<std::decay_t<F>, Where>>>
+  Where(const F& describe)  // NOLINT(google-explicit-constructor)
+      : describe_(&describe), call_([](const void* d) { return (*static_cast<const F*>(d))(); }) {}
+  std::string operator()() const { return call_(describe_); }
+
+ private:
+  const void* describe_;
+  std::string (*call_)(const void*);
+};
+
 class Checker {
  public:
-  explicit Checker(const Graph& top) { u_.collect(top); }
+  explicit Checker(const Graph& top) : u_(top) {}
 
   // %name for a value known to be live; never follows unknown pointers.
   std::string name_of(const Value* v) const {
@@ -97,28 +146,44 @@ class Checker {
     for (Value* v : vals) s += (s.empty() ? "" : ", ") + name_of(v);
     return s;
   }
-  // The single live value an argument references, or nullptr.
-  const Value* single_value(const Argument& arg) const {
-    std::vector<Value*> vals = values_of(arg);
-    return vals.size() == 1 && u_.live(vals[0]) ? vals[0] : nullptr;
+  // The single live value an argument references, or nullptr; `count` gets
+  // how many values it references.
+  const Value* single_value(const Argument& arg, size_t* count = nullptr) const {
+    const Value* only = nullptr;
+    size_t n = 0;
+    arg.for_each_value([&](Value* v) {
+      only = v;
+      ++n;
+    });
+    if (count) *count = n;
+    return n == 1 && u_.live(only) ? only : nullptr;
   }
 
   // What an enclosing graph offers a subgraph: the values defined before
-  // the node that holds the subgraph, and all of that graph's values.
+  // position `position` (the node that holds the subgraph).
   struct Scope {
-    const std::unordered_set<const Value*>* defined;
-    const std::unordered_set<const Value*>* all;
+    uint32_t graph;
+    uint32_t position;
   };
-  Status check_graph(const Graph& g, const std::string& where, std::vector<Scope> outer);
+  Status check_graph(const Graph& g, const std::string& where, const std::vector<Scope>& outer);
   Status check_use_lists(const std::string& where) const;
 
  private:
-  Status check_arg_kinds(const Argument& arg, const std::string& where) const;
+  bool visible(const Value* v, uint32_t gi, uint32_t position, const std::vector<Scope>& outer) const;
+  std::string why_not_visible(const Value* v, uint32_t gi, const std::vector<Scope>& outer) const;
+  Status check_inputs(const Graph& g, const std::string& where);
+  Status check_node(const Graph& g, const Node* n, uint32_t index, const std::string& where,
+                    const std::vector<Scope>& outer);
+  Status check_node_outputs(const Graph& g, const Node* n, const Where& at);
+  Status check_names(const Graph& g, const std::string& where) const;
+  Status use_list_error(const Value* v, std::vector<const Node*> expected, const std::string& where) const;
+  Status check_arg_kinds(const Argument& arg, const Where& where) const;
   std::string node_desc(size_t index, const Node* n) const {
     return "node " + std::to_string(index) + " '" + n->name() + "' (" + n->op_name() + ")";
   }
 
   Universe u_;
+  std::vector<Value*> scratch_;  // values of one argument
 };
 
 bool kind_fits(ValueKind k, bool tensor_slot) {
@@ -127,9 +192,9 @@ bool kind_fits(ValueKind k, bool tensor_slot) {
 
 // An argument's shape must agree with the kinds of the values it holds:
 // a TensorRef to a SymInt, say, would be written as as_tensor and misread.
-Status Checker::check_arg_kinds(const Argument& arg, const std::string& where) const {
+Status Checker::check_arg_kinds(const Argument& arg, const Where& where) const {
   auto bad = [&](const Value* v, std::string_view slot) -> Status {
-    return make_error(where + ": " + std::string(slot) + " argument refers to " + name_of(v) + ", a " +
+    return make_error(where() + ": " + std::string(slot) + " argument refers to " + name_of(v) + ", a " +
                       std::string(value_kind_name(v->kind())));
   };
   auto check = [&](const Value* v, ValueKind want, std::string_view slot) -> Status {
@@ -163,139 +228,199 @@ Status Checker::check_arg_kinds(const Argument& arg, const std::string& where) c
       arg.v);
 }
 
-Status Checker::check_graph(const Graph& g, const std::string& where, std::vector<Scope> outer) {
-  const auto& mine = u_.graph_values.at(&g);
-  std::unordered_set<const Value*> defined;
-  auto visible = [&](const Value* v) {
-    if (defined.count(v)) return true;
-    for (const Scope& s : outer)
-      if (s.defined->count(v)) return true;
-    return false;
-  };
-  auto why_not_visible = [&](const Value* v) -> std::string {
-    if (mine.count(v)) {
-      if (v->producer()) return "uses " + name_of(v) + " before it is defined (by '" + v->producer()->name() + "')";
-      return "uses placeholder " + name_of(v) + ", which is not among the graph's inputs";
-    }
-    for (const Scope& s : outer)
-      if (s.all->count(v)) return "uses " + name_of(v) + " from an enclosing graph before it is defined there";
-    if (u_.live(v)) return "uses " + name_of(v) + ", which belongs to another graph";
-    return "references a value that is not in the graph (erased or dangling)";
-  };
+// Defined before `position` in graph `gi`, or before the enclosing node in
+// an enclosing graph.
+bool Checker::visible(const Value* v, uint32_t gi, uint32_t position, const std::vector<Scope>& outer) const {
+  const ValueInfo* info = u_.info(v);
+  if (!info) return false;
+  if (info->graph == gi && info->def <= position) return true;
+  for (const Scope& s : outer) {
+    if (info->graph == s.graph && info->def <= s.position) return true;
+  }
+  return false;
+}
 
-  // ---- inputs ----
-  std::unordered_map<const Value*, size_t> input_pos;
+std::string Checker::why_not_visible(const Value* v, uint32_t gi, const std::vector<Scope>& outer) const {
+  const ValueInfo* info = u_.info(v);
+  if (info && info->graph == gi) {
+    if (v->producer()) return "uses " + name_of(v) + " before it is defined (by '" + v->producer()->name() + "')";
+    return "uses placeholder " + name_of(v) + ", which is not among the graph's inputs";
+  }
+  for (const Scope& s : outer)
+    if (info && info->graph == s.graph) return "uses " + name_of(v) + " from an enclosing graph before it is defined there";
+  if (info) return "uses " + name_of(v) + ", which belongs to another graph";
+  return "references a value that is not in the graph (erased or dangling)";
+}
+
+Status Checker::check_inputs(const Graph& g, const std::string& where) {
+  FlatMap<const Value*, size_t> input_pos(g.inputs().size());
   for (size_t i = 0; i < g.inputs().size(); ++i) {
     for (Value* v : values_of(g.inputs()[i])) {
-      std::string at = where + ": graph input " + std::to_string(i) + " (" + name_of(v) + ")";
-      if (v->producer()) return make_error(at + ": is defined by a node, not a placeholder");
-      if (v->graph() != &g) return make_error(at + ": belongs to another graph");
-      if (auto [it, fresh] = input_pos.emplace(v, i); !fresh)
-        return make_error(at + ": appears twice among the inputs (also input " + std::to_string(it->second) + ")");
+      auto at = [&] { return where + ": graph input " + std::to_string(i) + " (" + name_of(v) + ")"; };
+      if (v->producer()) return make_error(at() + ": is defined by a node, not a placeholder");
+      if (v->graph() != &g) return make_error(at() + ": belongs to another graph");
+      if (auto [first, fresh] = input_pos.emplace(v, i); !fresh)
+        return make_error(at() + ": appears twice among the inputs (also input " + std::to_string(*first) + ")");
       LATHE_RETURN_IF_ERROR(check_arg_kinds(g.inputs()[i], at));
-      if (v->kind() == ValueKind::Tensor && !v->meta()) return make_error(at + ": tensor has no metadata");
-      defined.insert(v);
+      if (v->kind() == ValueKind::Tensor && !v->meta()) return make_error(at() + ": tensor has no metadata");
     }
   }
+  return Status::Ok();
+}
 
-  // ---- nodes, in order ----
-  size_t index = 0;
-  for (Node* n : g.nodes()) {
-    std::string at = where + ": " + node_desc(index, n);
-    if (n->graph() != &g) return make_error(at + ": node's graph pointer names another graph");
-    for (const auto& in : n->inputs()) {
-      std::string arg_at = at + ": argument '" + in.name + "'";
-      for (Value* v : values_of(in.arg)) {
-        if (!visible(v)) return make_error(arg_at + " " + why_not_visible(v));
-      }
-      LATHE_RETURN_IF_ERROR(check_arg_kinds(in.arg, arg_at));
-      if (auto* ga = in.arg.get_if<GraphArg>()) {
-        if (!ga->graph) return make_error(arg_at + ": subgraph '" + ga->name + "' is null");
-        auto inner = outer;
-        inner.push_back(Scope{&defined, &mine});
-        LATHE_RETURN_IF_ERROR(check_graph(*ga->graph, at + ", subgraph '" + ga->name + "'", inner));
-      }
+Status Checker::check_node(const Graph& g, const Node* n, uint32_t index, const std::string& where,
+                           const std::vector<Scope>& outer) {
+  auto at = [&] { return where + ": " + node_desc(index, n); };
+  if (n->graph() != &g) return make_error(at() + ": node's graph pointer names another graph");
+  const uint32_t gi = u_.graph_index(&g);
+  for (const auto& in : n->inputs()) {
+    auto arg_at = [&] { return at() + ": argument '" + in.name + "'"; };
+    collect_values(in.arg, scratch_);
+    for (Value* v : scratch_) {
+      if (!visible(v, gi, index, outer)) return make_error(arg_at() + " " + why_not_visible(v, gi, outer));
     }
-    std::vector<Value*> defs = n->defined_values();
-    std::set<const Value*> listed;
-    for (const auto& out : n->outputs()) {
-      for (Value* v : values_of(out)) {
-        if (std::find(defs.begin(), defs.end(), v) == defs.end())
-          return make_error(at + ": lists " + name_of(v) + " as an output but does not define it");
-        listed.insert(v);
-      }
-      LATHE_RETURN_IF_ERROR(check_arg_kinds(out, at + ": output"));
+    LATHE_RETURN_IF_ERROR(check_arg_kinds(in.arg, arg_at));
+    if (auto* ga = in.arg.get_if<GraphArg>()) {
+      if (!ga->graph) return make_error(arg_at() + ": subgraph '" + ga->name + "' is null");
+      auto inner = outer;
+      inner.push_back(Scope{gi, index});
+      LATHE_RETURN_IF_ERROR(check_graph(*ga->graph, at() + ", subgraph '" + ga->name + "'", inner));
     }
-    for (Value* v : defs) {
-      std::string vat = at + ": value %" + v->name();
-      if (v->producer() != n) return make_error(vat + ": producer is another node");
-      if (v->graph() != &g) return make_error(vat + ": belongs to another graph");
-      if (!listed.count(v)) return make_error(vat + ": is defined but not listed among the node's outputs");
-      if (v->kind() == ValueKind::Tensor && !v->meta()) return make_error(vat + ": tensor has no metadata");
-      defined.insert(v);
-    }
-    ++index;
   }
+  return check_node_outputs(g, n, at);
+}
 
-  // ---- outputs ----
-  for (size_t i = 0; i < g.outputs().size(); ++i) {
-    for (Value* v : values_of(g.outputs()[i])) {
-      if (!visible(v)) return make_error(where + ": graph output " + std::to_string(i) + " " + why_not_visible(v));
+// What a node lists as outputs is exactly what it defines, each with the
+// node as producer, tensors with metadata.
+Status Checker::check_node_outputs(const Graph& g, const Node* n, const Where& at) {
+  std::vector<Value*> defs = n->defined_values();
+  std::vector<const Value*> listed;
+  for (const auto& out : n->outputs()) {
+    collect_values(out, scratch_);
+    for (Value* v : scratch_) {
+      if (std::find(defs.begin(), defs.end(), v) == defs.end())
+        return make_error(at() + ": lists " + name_of(v) + " as an output but does not define it");
+      listed.push_back(v);
     }
-    LATHE_RETURN_IF_ERROR(check_arg_kinds(g.outputs()[i], where + ": graph output " + std::to_string(i)));
+    LATHE_RETURN_IF_ERROR(check_arg_kinds(out, [&] { return at() + ": output"; }));
   }
+  for (Value* v : defs) {
+    auto vat = [&] { return at() + ": value %" + v->name(); };
+    if (v->producer() != n) return make_error(vat() + ": producer is another node");
+    if (v->graph() != &g) return make_error(vat() + ": belongs to another graph");
+    if (std::find(listed.begin(), listed.end(), v) == listed.end())
+      return make_error(vat() + ": is defined but not listed among the node's outputs");
+    if (v->kind() == ValueKind::Tensor && !v->meta()) return make_error(vat() + ": tensor has no metadata");
+  }
+  return Status::Ok();
+}
 
-  // ---- names: unique, non-empty, and the graph's name index agrees ----
-  std::unordered_map<std::string, const Value*> names;
+// Names are non-empty and the graph's name index maps each to its value
+// (which also makes them unique: an index maps a name to one value).
+Status Checker::check_names(const Graph& g, const std::string& where) const {
   for (const Value* v : ordered_values(g)) {
     if (v->name().empty())
       return make_error(where + ": a " + std::string(value_kind_name(v->kind())) + " value has no name");
-    if (auto [it, fresh] = names.emplace(v->name(), v); !fresh)
+    const Value* indexed = g.find_value(v->name());
+    if (indexed == v) continue;
+    // The index maps the name to an earlier value of this graph: a second
+    // value has the same name.
+    const ValueInfo* mine = u_.info(v);
+    const ValueInfo* other = indexed ? u_.info(indexed) : nullptr;
+    if (mine && other && other->graph == mine->graph && other->ordinal < mine->ordinal &&
+        indexed->name() == v->name())
       return make_error(where + ": two values are named '" + v->name() + "'");
-    if (g.find_value(v->name()) != v)
-      return make_error(where + ": name index does not map '" + v->name() + "' to its value");
+    return make_error(where + ": name index does not map '" + v->name() + "' to its value");
   }
   return Status::Ok();
+}
+
+Status Checker::check_graph(const Graph& g, const std::string& where, const std::vector<Scope>& outer) {
+  LATHE_RETURN_IF_ERROR(check_inputs(g, where));
+  uint32_t index = 0;
+  for (const Node* n : g.nodes()) LATHE_RETURN_IF_ERROR(check_node(g, n, index++, where, outer));
+  const uint32_t gi = u_.graph_index(&g);
+  for (size_t i = 0; i < g.outputs().size(); ++i) {
+    for (Value* v : values_of(g.outputs()[i])) {
+      if (!visible(v, gi, index, outer))
+        return make_error(where + ": graph output " + std::to_string(i) + " " + why_not_visible(v, gi, outer));
+    }
+    LATHE_RETURN_IF_ERROR(
+        check_arg_kinds(g.outputs()[i], [&] { return where + ": graph output " + std::to_string(i); }));
+  }
+  return check_names(g, where);
 }
 
 // A use-list must mirror the arguments exactly: for each (value, user) the
 // number of Use entries equals the number of references in that user's
 // arguments (graph outputs for user == nullptr). Rewriter bugs that edit
 // arguments behind the graph's back show up here.
+//
+// Every reference is listed once, grouped by value (a counting sort), and
+// each value's users are compared with its use-list; only a value whose
+// lists differ is looked at closely, to say how.
 Status Checker::check_use_lists(const std::string& where) const {
-  std::unordered_map<const Value*, std::map<const Node*, size_t>> expected;
-  for (const Graph* g : u_.graphs) {
-    for (Node* n : g->nodes())
-      for (const auto& in : n->inputs())
-        for (Value* v : values_of(in.arg)) ++expected[v][n];
-    for (const auto& out : g->outputs())
-      for (Value* v : values_of(out)) ++expected[v][nullptr];
-  }
-  for (const Graph* g : u_.graphs) {
+  std::vector<uint32_t> start(u_.value_count() + 1, 0);
+  auto for_each_reference = [&](auto&& fn) {
+    for (const Graph* g : u_.graphs()) {
+      for (const Node* n : g->nodes())
+        for (const auto& in : n->inputs())
+          in.arg.for_each_value([&](Value* v) {
+            if (const ValueInfo* info = u_.info(v)) fn(info->ordinal, n);
+          });
+      for (const auto& out : g->outputs())
+        out.for_each_value([&](Value* v) {
+          if (const ValueInfo* info = u_.info(v)) fn(info->ordinal, nullptr);
+        });
+    }
+  };
+  for_each_reference([&](uint32_t ordinal, const Node*) { ++start[ordinal + 1]; });
+  for (size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
+  std::vector<const Node*> users(start.back());
+  std::vector<uint32_t> next(start.begin(), start.end() - 1);
+  for_each_reference([&](uint32_t ordinal, const Node* n) { users[next[ordinal]++] = n; });
+
+  std::vector<const Node*> actual, expected;
+  for (const Graph* g : u_.graphs()) {
     for (const Value* v : ordered_values(*g)) {
-      std::map<const Node*, size_t> actual;
-      for (const Use& use : v->uses()) {
-        if (use.user && !u_.nodes.count(use.user))
-          return make_error(where + ": use-list of %" + v->name() + " names a node that is not in the graph (erased?)");
-        ++actual[use.user];
-      }
-      auto it = expected.find(v);
-      const std::map<const Node*, size_t> none;
-      const auto& want = it == expected.end() ? none : it->second;
-      if (actual == want) continue;
-      std::set<const Node*> users;
-      for (const auto& [n, c] : actual) users.insert(n);
-      for (const auto& [n, c] : want) users.insert(n);
-      for (const Node* n : users) {
-        size_t a = actual.count(n) ? actual.at(n) : 0, w = want.count(n) ? want.at(n) : 0;
-        if (a == w) continue;
-        std::string who = n ? "node '" + n->name() + "'" : std::string("the graph outputs");
-        return make_error(where + ": use-list of %" + v->name() + " is inconsistent: it records " + std::to_string(a) +
-                          " use(s) by " + who + ", whose arguments reference it " + std::to_string(w) + " time(s)");
-      }
+      const uint32_t ord = u_.info(v)->ordinal;
+      const auto first = users.begin() + start[ord], last = users.begin() + start[ord + 1];
+      const auto& uses = v->uses();
+      if (uses.size() != static_cast<size_t>(last - first)) return use_list_error(v, {first, last}, where);
+      bool same = std::equal(uses.begin(), uses.end(), first, [](const Use& u, const Node* n) { return u.user == n; });
+      if (same) continue;
+      actual.clear();
+      for (const Use& use : uses) actual.push_back(use.user);
+      expected.assign(first, last);
+      std::sort(actual.begin(), actual.end());
+      std::sort(expected.begin(), expected.end());
+      if (actual != expected) return use_list_error(v, {first, last}, where);
     }
   }
   return Status::Ok();
+}
+
+// Says how `v`'s use-list differs from the references to it (`expected`:
+// the user of each).
+Status Checker::use_list_error(const Value* v, std::vector<const Node*> expected, const std::string& where) const {
+  std::map<const Node*, size_t> actual, want;
+  for (const Use& use : v->uses()) {
+    if (use.user && !u_.has_node(use.user))
+      return make_error(where + ": use-list of %" + v->name() + " names a node that is not in the graph (erased?)");
+    ++actual[use.user];
+  }
+  for (const Node* n : expected) ++want[n];
+  std::set<const Node*> users;
+  for (const auto& [n, c] : actual) users.insert(n);
+  for (const auto& [n, c] : want) users.insert(n);
+  for (const Node* n : users) {
+    size_t a = actual.count(n) ? actual.at(n) : 0, w = want.count(n) ? want.at(n) : 0;
+    if (a == w) continue;
+    std::string who = n ? "node '" + n->name() + "'" : std::string("the graph outputs");
+    return make_error(where + ": use-list of %" + v->name() + " is inconsistent: it records " + std::to_string(a) +
+                      " use(s) by " + who + ", whose arguments reference it " + std::to_string(w) + " time(s)");
+  }
+  return make_error(where + ": use-list of %" + v->name() + " is inconsistent");
 }
 
 std::string input_desc(size_t i, const InputSpec& s, const std::string& value_desc) {
@@ -317,6 +442,189 @@ std::string_view output_group(int order) {
   return kOut[order];
 }
 
+// The names input specs give, by kind, for the orphan and output checks.
+// Views of the specs' own strings, which outlive the check.
+struct SpecNames {
+  explicit SpecNames(size_t n) : state(n), params(n), buffers(n), user_inputs(n), named_params(n) {}
+  FlatMap<std::string_view, size_t> state;  // params and buffers share one state namespace
+  FlatSet<std::string_view> params, buffers, user_inputs;
+  FlatSet<std::string_view> named_params, named_buffers, named_constants;
+};
+
+// The graph input a spec describes is of the kind the spec needs.
+Status check_input_kind(const InputSpec& s, const Argument& in, const Checker& c, const Where& at,
+                        SpecNames& names) {
+  size_t count = 0;
+  const Value* v = c.single_value(in, &count);
+  auto want = [&](bool ok, std::string_view what) -> Status {
+    if (ok) return Status::Ok();
+    std::string got = count == 0 ? "a literal" : v ? std::string(value_kind_name(v->kind())) : "not a single live value";
+    return make_error(at() + ": expects " + std::string(what) + " graph input, but it is " + got);
+  };
+  switch (s.kind) {
+    case InputKind::Parameter:
+    case InputKind::Buffer:
+    case InputKind::TensorConstant: return want(v && v->kind() == ValueKind::Tensor, "a tensor");
+    case InputKind::CustomObj: return want(v && v->kind() == ValueKind::CustomObj, "a custom object");
+    case InputKind::Token:
+      // PyTorch 2.13 writes tokens as empty tensors that the spec calls tokens.
+      return want(v && (v->kind() == ValueKind::Token || v->kind() == ValueKind::Tensor), "a token (or tensor)");
+    case InputKind::ConstantInput: return want(count == 0, "a literal");
+    case InputKind::UserInput:
+      // Tensors, symbolic scalars, and script objects passed by the caller.
+      LATHE_RETURN_IF_ERROR(want(v && v->kind() != ValueKind::Token, "a non-token"));
+      names.user_inputs.insert(v->name());
+      return Status::Ok();
+  }
+  return Status::Ok();
+}
+
+// The state entry a parameter, buffer, constant or custom object spec names
+// exists, and agrees with its placeholder's dtype and shape.
+Status check_state_entry(const ExportedProgram& ep, size_t i, const Value* v, const Where& at, SpecNames& names) {
+  const InputSpec& s = ep.input_specs[i];
+  if (s.target.empty()) return make_error(at() + ": names no state entry (empty target)");
+  if (auto [first, fresh] = names.state.emplace(s.target, i); !fresh)
+    return make_error(at() + ": names '" + s.target + "', already named by input spec " + std::to_string(*first));
+  const Tensor* t = nullptr;
+  switch (s.kind) {
+    case InputKind::Parameter:
+      names.params.insert(s.target);
+      names.named_params.insert(s.target);
+      t = ep.parameters.find(s.target);
+      if (!t) return make_error(at() + ": parameter '" + s.target + "' is not in the program's parameters");
+      break;
+    case InputKind::Buffer:
+      names.buffers.insert(s.target);
+      (s.persistent ? names.named_buffers : names.named_constants).insert(s.target);
+      t = s.persistent ? ep.buffers.find(s.target) : ep.constants.find(s.target);
+      if (!t)
+        return make_error(at() + ": " +
+                          (s.persistent ? "persistent buffer '" + s.target + "' is not in the program's buffers"
+                                        : "non-persistent buffer '" + s.target + "' is not in the program's constants"));
+      break;
+    case InputKind::TensorConstant:
+      names.named_constants.insert(s.target);
+      t = ep.constants.find(s.target);
+      if (!t) return make_error(at() + ": tensor constant '" + s.target + "' is not in the program's constants");
+      break;
+    default: {  // custom object: kept as opaque bytes
+      bool found = false;
+      for (const auto& [name, bytes] : ep.opaque_constants) found = found || name == s.target;
+      if (!found) return make_error(at() + ": custom object '" + s.target + "' is not in the program's opaque constants");
+      break;
+    }
+  }
+  if (t && v && v->meta()) {
+    const TensorMeta& m = *v->meta();
+    if (t->dtype != m.dtype)
+      return make_error(at() + ": state tensor '" + s.target + "' is " + std::string(dtype_name(t->dtype)) +
+                        " but the placeholder is " + std::string(dtype_name(m.dtype)));
+    if (auto sizes = m.concrete_sizes(); sizes && *sizes != t->sizes)
+      return make_error(at() + ": state tensor '" + s.target + "' has shape " + shape_string(t->sizes) +
+                        " but the placeholder has " + shape_string(*sizes));
+  }
+  return Status::Ok();
+}
+
+// Inputs may come in any order: torch.export lifts state in module
+// attribute order (a tensor constant can sit between two buffers), and
+// PyTorch's verifier (_verify_exported_program_signature) and unlifting
+// match inputs to specs by position and kind, never by an order of kinds.
+Status check_input_specs(const ExportedProgram& ep, const Checker& c, const std::string& where, SpecNames& names) {
+  const Graph& g = ep.graph();
+  for (size_t i = 0; i < ep.input_specs.size(); ++i) {
+    const InputSpec& s = ep.input_specs[i];
+    const Argument& in = g.inputs()[i];
+    auto at = [&] { return where + ": " + input_desc(i, s, values_of(in).empty() ? "" : c.arg_desc(in)); };
+    LATHE_RETURN_IF_ERROR(check_input_kind(s, in, c, at, names));
+    bool stateful = s.kind == InputKind::Parameter || s.kind == InputKind::Buffer ||
+                    s.kind == InputKind::TensorConstant || s.kind == InputKind::CustomObj;
+    if (stateful) LATHE_RETURN_IF_ERROR(check_state_entry(ep, i, c.single_value(in), at, names));
+  }
+  return Status::Ok();
+}
+
+// Orphans: state nobody feeds into the graph is silently dropped or, worse,
+// shadows a renamed entry; refuse it. The exception is a tied alias:
+// torch.export lifts a tied weight once but keeps every name it is
+// reachable by in the state dict, all viewing the same storage.
+Status check_orphans(const ExportedProgram& ep, const std::string& where, const SpecNames& names) {
+  auto alias_of_named = [](const NamedTensors& dict, const FlatSet<std::string_view>& named, const Tensor& t) {
+    if (!t.storage) return false;
+    for (const auto& [other, o] : dict) {
+      if (named.contains(other) && o.storage == t.storage && o.dtype == t.dtype && o.sizes == t.sizes &&
+          o.strides == t.strides && o.storage_offset == t.storage_offset)
+        return true;
+    }
+    return false;
+  };
+  for (const auto& [name, t] : ep.parameters)
+    if (!names.named_params.contains(name) && !alias_of_named(ep.parameters, names.named_params, t))
+      return make_error(where + ": parameter '" + name + "' is named by no input spec (orphan state)");
+  for (const auto& [name, t] : ep.buffers)
+    if (!names.named_buffers.contains(name) && !alias_of_named(ep.buffers, names.named_buffers, t))
+      return make_error(where + ": buffer '" + name + "' is named by no persistent buffer input spec (orphan state)");
+  for (const auto& [name, t] : ep.constants)
+    if (!names.named_constants.contains(name) && !alias_of_named(ep.constants, names.named_constants, t))
+      return make_error(where + ": constant '" + name +
+                        "' is named by no tensor_constant or non-persistent buffer input spec (orphan state)");
+  return Status::Ok();
+}
+
+// PyTorch does rely on this order: it takes the mutations from the front
+// of the output list (after the tokens), by count.
+Status check_output_specs(const ExportedProgram& ep, const Checker& c, const std::string& where,
+                          const SpecNames& names) {
+  const Graph& g = ep.graph();
+  int max_order = 0;
+  size_t max_at = 0;
+  std::map<std::pair<OutputKind, std::string>, size_t> mutated;
+  for (size_t i = 0; i < ep.output_specs.size(); ++i) {
+    const OutputSpec& s = ep.output_specs[i];
+    const Argument& out = g.outputs()[i];
+    const Value* v = c.single_value(out);
+    auto at = [&] { return where + ": " + output_desc(i, s, c.arg_desc(out)); };
+    int order = output_kind_order(s.kind);
+    if (order < max_order)
+      return make_error(at() + ": " + std::string(output_group(order)) + " must come before " +
+                        std::string(output_group(max_order)) + ", but output spec " + std::to_string(max_at) +
+                        " is a " + std::string(output_kind_name(ep.output_specs[max_at].kind)));
+    if (order > max_order) {
+      max_order = order;
+      max_at = i;
+    }
+    if (s.kind == OutputKind::Token) {
+      if (!v || (v->kind() != ValueKind::Token && v->kind() != ValueKind::Tensor))
+        return make_error(at() + ": must be a token (or tensor) value");
+      continue;
+    }
+    if (s.kind != OutputKind::UserOutput && (!v || v->kind() != ValueKind::Tensor))
+      return make_error(at() + ": must be a single tensor value");
+    auto named = [&](bool ok, std::string_view what) -> Status {
+      if (ok) return Status::Ok();
+      return make_error(at() + ": names '" + s.target + "', which is not " + std::string(what));
+    };
+    switch (s.kind) {
+      case OutputKind::BufferMutation: LATHE_RETURN_IF_ERROR(named(names.buffers.contains(s.target), "a buffer input")); break;
+      case OutputKind::ParameterMutation:
+      case OutputKind::GradientToParameter:
+        LATHE_RETURN_IF_ERROR(named(names.params.contains(s.target), "a parameter input"));
+        break;
+      case OutputKind::UserInputMutation:
+      case OutputKind::GradientToUserInput:
+        LATHE_RETURN_IF_ERROR(named(names.user_inputs.contains(s.target), "a user input"));
+        break;
+      default: break;
+    }
+    if (order == 1) {
+      if (auto [it, fresh] = mutated.emplace(std::make_pair(s.kind, s.target), i); !fresh)
+        return make_error(at() + ": '" + s.target + "' is already mutated by output spec " + std::to_string(it->second));
+    }
+  }
+  return Status::Ok();
+}
+
 Status check_signature(const ExportedProgram& ep, const Checker& c, const std::string& where) {
   const Graph& g = ep.graph();
   if (g.inputs().size() != ep.input_specs.size())
@@ -325,175 +633,10 @@ Status check_signature(const ExportedProgram& ep, const Checker& c, const std::s
   if (g.outputs().size() != ep.output_specs.size())
     return make_error(where + ": the graph has " + std::to_string(g.outputs().size()) +
                       " output(s) but the signature " + std::to_string(ep.output_specs.size()) + " output spec(s)");
-
-  // ---- inputs ----
-  std::unordered_map<std::string, size_t> state_names;  // params and buffers share one state namespace
-  std::set<std::string> params, buffers, user_inputs;
-  std::set<std::string> named_params, named_buffers, named_constants;
-  // Inputs may come in any order: torch.export lifts state in module
-  // attribute order (a tensor constant can sit between two buffers), and
-  // PyTorch's verifier (_verify_exported_program_signature) and unlifting
-  // match inputs to specs by position and kind, never by an order of kinds.
-  for (size_t i = 0; i < ep.input_specs.size(); ++i) {
-    const InputSpec& s = ep.input_specs[i];
-    const Argument& in = g.inputs()[i];
-    const Value* v = c.single_value(in);
-    std::string at = where + ": " + input_desc(i, s, values_of(in).empty() ? "" : c.arg_desc(in));
-
-    auto want = [&](bool ok, std::string_view what) -> Status {
-      if (ok) return Status::Ok();
-      std::string got = values_of(in).empty() ? "a literal"
-                        : v                   ? std::string(value_kind_name(v->kind()))
-                                              : "not a single live value";
-      return make_error(at + ": expects " + std::string(what) + " graph input, but it is " + got);
-    };
-    switch (s.kind) {
-      case InputKind::Parameter:
-      case InputKind::Buffer:
-      case InputKind::TensorConstant:
-        LATHE_RETURN_IF_ERROR(want(v && v->kind() == ValueKind::Tensor, "a tensor"));
-        break;
-      case InputKind::CustomObj:
-        LATHE_RETURN_IF_ERROR(want(v && v->kind() == ValueKind::CustomObj, "a custom object"));
-        break;
-      case InputKind::Token:
-        // PyTorch 2.13 writes tokens as empty tensors that the spec calls tokens.
-        LATHE_RETURN_IF_ERROR(
-            want(v && (v->kind() == ValueKind::Token || v->kind() == ValueKind::Tensor), "a token (or tensor)"));
-        break;
-      case InputKind::ConstantInput: LATHE_RETURN_IF_ERROR(want(values_of(in).empty(), "a literal")); break;
-      case InputKind::UserInput:
-        // Tensors, symbolic scalars, and script objects passed by the caller.
-        LATHE_RETURN_IF_ERROR(want(v && v->kind() != ValueKind::Token, "a non-token"));
-        user_inputs.insert(v->name());
-        break;
-    }
-
-    bool stateful = s.kind == InputKind::Parameter || s.kind == InputKind::Buffer ||
-                    s.kind == InputKind::TensorConstant || s.kind == InputKind::CustomObj;
-    if (!stateful) continue;
-    if (s.target.empty()) return make_error(at + ": names no state entry (empty target)");
-    if (auto [it, fresh] = state_names.emplace(s.target, i); !fresh)
-      return make_error(at + ": names '" + s.target + "', already named by input spec " + std::to_string(it->second));
-
-    const Tensor* t = nullptr;
-    switch (s.kind) {
-      case InputKind::Parameter:
-        params.insert(s.target);
-        named_params.insert(s.target);
-        t = ep.parameters.find(s.target);
-        if (!t) return make_error(at + ": parameter '" + s.target + "' is not in the program's parameters");
-        break;
-      case InputKind::Buffer:
-        buffers.insert(s.target);
-        (s.persistent ? named_buffers : named_constants).insert(s.target);
-        t = s.persistent ? ep.buffers.find(s.target) : ep.constants.find(s.target);
-        if (!t)
-          return make_error(at + ": " +
-                            (s.persistent
-                                 ? "persistent buffer '" + s.target + "' is not in the program's buffers"
-                                 : "non-persistent buffer '" + s.target + "' is not in the program's constants"));
-        break;
-      case InputKind::TensorConstant:
-        named_constants.insert(s.target);
-        t = ep.constants.find(s.target);
-        if (!t) return make_error(at + ": tensor constant '" + s.target + "' is not in the program's constants");
-        break;
-      default: {  // custom object: kept as opaque bytes
-        bool found = false;
-        for (const auto& [name, bytes] : ep.opaque_constants) found = found || name == s.target;
-        if (!found)
-          return make_error(at + ": custom object '" + s.target + "' is not in the program's opaque constants");
-        break;
-      }
-    }
-    if (t && v && v->meta()) {
-      const TensorMeta& m = *v->meta();
-      if (t->dtype != m.dtype)
-        return make_error(at + ": state tensor '" + s.target + "' is " + std::string(dtype_name(t->dtype)) +
-                          " but the placeholder is " + std::string(dtype_name(m.dtype)));
-      if (auto sizes = m.concrete_sizes(); sizes && *sizes != t->sizes)
-        return make_error(at + ": state tensor '" + s.target + "' has shape " + shape_string(t->sizes) +
-                          " but the placeholder has " + shape_string(*sizes));
-    }
-  }
-  // Orphans: state nobody feeds into the graph is silently dropped or, worse,
-  // shadows a renamed entry; refuse it. The exception is a tied alias:
-  // torch.export lifts a tied weight once but keeps every name it is
-  // reachable by in the state dict, all viewing the same storage.
-  auto alias_of_named = [](const NamedTensors& dict, const std::set<std::string>& named, const Tensor& t) {
-    if (!t.storage) return false;
-    for (const std::string& other : named) {
-      const Tensor* o = dict.find(other);
-      if (o && o->storage == t.storage && o->dtype == t.dtype && o->sizes == t.sizes && o->strides == t.strides &&
-          o->storage_offset == t.storage_offset)
-        return true;
-    }
-    return false;
-  };
-  for (const auto& [name, t] : ep.parameters)
-    if (!named_params.count(name) && !alias_of_named(ep.parameters, named_params, t))
-      return make_error(where + ": parameter '" + name + "' is named by no input spec (orphan state)");
-  for (const auto& [name, t] : ep.buffers)
-    if (!named_buffers.count(name) && !alias_of_named(ep.buffers, named_buffers, t))
-      return make_error(where + ": buffer '" + name + "' is named by no persistent buffer input spec (orphan state)");
-  for (const auto& [name, t] : ep.constants)
-    if (!named_constants.count(name) && !alias_of_named(ep.constants, named_constants, t))
-      return make_error(where + ": constant '" + name +
-                        "' is named by no tensor_constant or non-persistent buffer input spec (orphan state)");
-
-  // ---- outputs ----
-  // PyTorch does rely on this order: it takes the mutations from the front
-  // of the output list (after the tokens), by count.
-  int max_order = 0;
-  size_t max_at = 0;
-  std::map<std::pair<OutputKind, std::string>, size_t> mutated;
-  for (size_t i = 0; i < ep.output_specs.size(); ++i) {
-    const OutputSpec& s = ep.output_specs[i];
-    const Argument& out = g.outputs()[i];
-    const Value* v = c.single_value(out);
-    std::string at = where + ": " + output_desc(i, s, c.arg_desc(out));
-
-    int order = output_kind_order(s.kind);
-    if (order < max_order)
-      return make_error(at + ": " + std::string(output_group(order)) + " must come before " +
-                        std::string(output_group(max_order)) + ", but output spec " + std::to_string(max_at) +
-                        " is a " + std::string(output_kind_name(ep.output_specs[max_at].kind)));
-    if (order > max_order) {
-      max_order = order;
-      max_at = i;
-    }
-
-    if (s.kind == OutputKind::Token) {
-      if (!v || (v->kind() != ValueKind::Token && v->kind() != ValueKind::Tensor))
-        return make_error(at + ": must be a token (or tensor) value");
-      continue;
-    }
-    if (s.kind != OutputKind::UserOutput && (!v || v->kind() != ValueKind::Tensor))
-      return make_error(at + ": must be a single tensor value");
-
-    auto names = [&](bool ok, std::string_view what) -> Status {
-      if (ok) return Status::Ok();
-      return make_error(at + ": names '" + s.target + "', which is not " + std::string(what));
-    };
-    switch (s.kind) {
-      case OutputKind::BufferMutation: LATHE_RETURN_IF_ERROR(names(buffers.count(s.target), "a buffer input")); break;
-      case OutputKind::ParameterMutation:
-      case OutputKind::GradientToParameter:
-        LATHE_RETURN_IF_ERROR(names(params.count(s.target), "a parameter input"));
-        break;
-      case OutputKind::UserInputMutation:
-      case OutputKind::GradientToUserInput:
-        LATHE_RETURN_IF_ERROR(names(user_inputs.count(s.target), "a user input"));
-        break;
-      default: break;
-    }
-    if (order == 1) {
-      if (auto [it, fresh] = mutated.emplace(std::make_pair(s.kind, s.target), i); !fresh)
-        return make_error(at + ": '" + s.target + "' is already mutated by output spec " + std::to_string(it->second));
-    }
-  }
-  return Status::Ok();
+  SpecNames names(ep.input_specs.size());
+  LATHE_RETURN_IF_ERROR(check_input_specs(ep, c, where, names));
+  LATHE_RETURN_IF_ERROR(check_orphans(ep, where, names));
+  return check_output_specs(ep, c, where, names);
 }
 
 }  // namespace

@@ -43,6 +43,11 @@ class ArchiveWriter {
   Status add(const std::string& record, const std::vector<std::byte>& bytes) {
     return add(record, std::span<const std::byte>(bytes));
   }
+  Status add(const std::string& record, const FileExtent& extent) {
+    LATHE_RETURN_IF_ERROR(zip_.add(top_ + record, extent));
+    id_.add(record, zip_.last_crc(), extent.size);
+    return Status::Ok();
+  }
   // Copied in chunks (an extra record may inflate to gigabytes).
   Status add(const std::string& record, const ByteSource& source) {
     LATHE_RETURN_IF_ERROR(zip_.add(top_ + record, source));
@@ -61,7 +66,13 @@ class ArchiveWriter {
     auto it = written_.find(key);
     if (it != written_.end()) return it->second;
     std::string name = prefix + std::to_string(counter++);
-    LATHE_RETURN_IF_ERROR(add(dir + name, t.storage->bytes()));
+    // A weight still where the archive it was read from had it is copied
+    // from there, with the CRC that archive recorded: never read here.
+    if (const auto& extent = t.storage->file_extent()) {
+      LATHE_RETURN_IF_ERROR(add(dir + name, *extent));
+    } else {
+      LATHE_RETURN_IF_ERROR(add(dir + name, t.storage->bytes()));
+    }
     written_.emplace(key, name);
     return name;
   }
