@@ -25,13 +25,16 @@ std::string_view strip_prefix(std::string_view target) {
   return target;
 }
 
-// "quantized_decomposed.dequantize_per_channel.default" -> "dequantize_per_channel".
+// "quantized_decomposed.dequantize_per_channel.default" -> "dequantize_per_channel",
+// "torchao.dequantize_affine.default" -> "dequantize_affine".
 std::string_view quant_op_name(std::string_view target) {
   target = strip_prefix(target);
-  constexpr std::string_view kNs = "quantized_decomposed.";
-  if (target.substr(0, kNs.size()) != kNs) return {};
-  target.remove_prefix(kNs.size());
-  return target.substr(0, target.find('.'));
+  for (std::string_view ns : {std::string_view("quantized_decomposed."), std::string_view("torchao.")}) {
+    if (target.substr(0, ns.size()) != ns) continue;
+    target.remove_prefix(ns.size());
+    return target.substr(0, target.find('.'));
+  }
+  return {};
 }
 
 }  // namespace
@@ -52,7 +55,8 @@ std::string_view origin_name(Origin origin) {
 bool Constness::is_quantize_op(std::string_view target) {
   std::string_view name = quant_op_name(target);
   return name == "quantize_per_tensor" || name == "dequantize_per_tensor" || name == "quantize_per_channel" ||
-         name == "dequantize_per_channel" || name == "dequantize_per_channel_group";
+         name == "dequantize_per_channel" || name == "dequantize_per_channel_group" || name == "quantize_affine" ||
+         name == "dequantize_affine";
 }
 
 Constness::Constness(const Graph& graph) : graph_(&graph) {}

@@ -58,7 +58,8 @@ class Constness {
   const InputSpec* input_spec(const Value* placeholder) const;
 
   // quantized_decomposed.{quantize,dequantize}_per_tensor, _per_channel and
-  // dequantize_per_channel_group, any overload.
+  // dequantize_per_channel_group, torchao.{quantize,dequantize}_affine, any
+  // overload.
   static bool is_quantize_op(std::string_view target);
 
  private:

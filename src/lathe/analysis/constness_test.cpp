@@ -167,6 +167,8 @@ TEST(ConstnessTest, DequantizedConstantsAreConstantWeights) {
   EXPECT_TRUE(Constness::is_quantize_op("torch.ops.quantized_decomposed.dequantize_per_channel.default"));
   EXPECT_TRUE(Constness::is_quantize_op("torch.ops.quantized_decomposed.quantize_per_tensor.tensor2"));
   EXPECT_FALSE(Constness::is_quantize_op("torch.ops.quantized_decomposed.choose_qparams.tensor"));
+  EXPECT_TRUE(Constness::is_quantize_op("torch.ops.torchao.dequantize_affine.default"));
+  EXPECT_FALSE(Constness::is_quantize_op("torch.ops.torchao.choose_qparams_affine.default"));
   EXPECT_FALSE(Constness::is_quantize_op("torch.ops.aten.dequantize.self"));
 }
 
