@@ -59,16 +59,16 @@ Node* reshape_of(Value* v) {
 // quantize and q.
 bool weight_side(Value* a, Plan& p) {
   a = past_casts(a, p.chain);
-  Node* cast = producer_if(a, "torch.ops.aten.to.dtype");
+  Node* cast = cast_of(a);
   if (!cast || dtype_of(a) != DType::Float32) return false;
   Node* mm = producer_if(tensor_arg(cast, "self"), kIntMm);
   if (!mm) return false;
-  Node* t = producer_if(tensor_arg(mm, "mat2"), "torch.ops.aten.t.default");
+  Value* t = tensor_arg(mm, "mat2");
   p.rows = reshape_of(tensor_arg(mm, "self"));
   p.quantize = p.rows ? producer_if(tensor_arg(p.rows, "self"), kQuantize) : nullptr;
-  p.q = t ? tensor_arg(t, "self") : nullptr;
+  p.q = transposed(t);
   if (!p.quantize || !p.q || !p.q->is_placeholder()) return false;
-  p.chain.insert(p.chain.end(), {cast, mm, t, p.rows, p.quantize});
+  p.chain.insert(p.chain.end(), {cast, mm, t->producer(), p.rows, p.quantize});
   return true;
 }
 

@@ -34,15 +34,6 @@ struct Plan {
   std::string refused;
 };
 
-// t(q) or permute(q, [1, 0]): q, else nullptr.
-Value* transposed(Value* v) {
-  if (Node* t = producer_if(v, "torch.ops.aten.t.default")) return tensor_arg(t, "self");
-  if (Node* p = producer_if(v, "torch.ops.aten.permute.default")) {
-    if (int_list_arg(p, "dims") == std::vector<int64_t>{1, 0}) return tensor_arg(p, "self");
-  }
-  return nullptr;
-}
-
 // mm(x, to(t(q), float32)) with q a placeholder: the structure, before any
 // condition is checked.
 std::optional<Plan> structure(Value* a, Value* s) {
@@ -50,8 +41,7 @@ std::optional<Plan> structure(Value* a, Value* s) {
   p.mm = producer_if(skip_noop_casts(a), kMm);
   if (!p.mm) return std::nullopt;
   Value* w = tensor_arg(p.mm, "mat2");
-  Node* cast = producer_if(w, "torch.ops.aten.to.dtype");
-  if (!cast) cast = producer_if(w, "torch.ops.aten._to_copy.default");
+  Node* cast = cast_of(w);
   if (!cast || dtype_of(w) != DType::Float32) return std::nullopt;
   Value* t = tensor_arg(cast, "self");
   p.q = transposed(t);

@@ -105,10 +105,22 @@ Node* producer_if(const Value* v, std::string_view target) {
   return p->target() == target ? p : nullptr;
 }
 
+Node* cast_of(const Value* v) {
+  Node* p = producer_if(v, "torch.ops.aten.to.dtype");
+  return p ? p : producer_if(v, "torch.ops.aten._to_copy.default");
+}
+
+Value* transposed(const Value* v) {
+  if (Node* t = producer_if(v, "torch.ops.aten.t.default")) return tensor_arg(t, "self");
+  if (Node* p = producer_if(v, "torch.ops.aten.permute.default")) {
+    if (int_list_arg(p, "dims") == std::vector<int64_t>{1, 0}) return tensor_arg(p, "self");
+  }
+  return nullptr;
+}
+
 Value* skip_noop_casts(Value* v) {
   for (int depth = 0; v && depth < 8; ++depth) {
-    Node* p = producer_if(v, "torch.ops.aten.to.dtype");
-    if (!p) p = producer_if(v, "torch.ops.aten._to_copy.default");
+    Node* p = cast_of(v);
     Value* in = p ? tensor_arg(p, "self") : nullptr;
     if (!in || dtype_of(in) != dtype_of(v)) break;
     v = in;

@@ -38,6 +38,13 @@ std::optional<DType> dtype_of(const Value* v);
 // The node that defines v, if it is a call to `target` (nullptr otherwise).
 Node* producer_if(const Value* v, std::string_view target);
 
+// The cast that makes v (aten.to.dtype, or aten._to_copy in a decomposed
+// program), or nullptr.
+Node* cast_of(const Value* v);
+
+// q where v = t(q) or permute(q, [1, 0]) (a decomposed program's t), else nullptr.
+Value* transposed(const Value* v);
+
 // Through aten.to.dtype / aten._to_copy that leave the dtype as it is (what
 // torchao's exports put around every intermediate).
 Value* skip_noop_casts(Value* v);
