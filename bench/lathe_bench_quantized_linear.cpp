@@ -12,6 +12,8 @@
 //   int8        _weight_int8pack_mm(x, Wq int8, scales[N])
 //   int4g32     lathe.weight_int4_group_mm(x, Wq in [-8, 7], scales[N, K/32], 32)
 //   int4g128    the same with groups of 128
+//   dyn8        lathe.dynamic_int8_mm(x, Wq, scales[N], eps): x quantized to
+//               int8 per row (torchao's dynamic scheme), VNNI int8 GEMM
 // Each figure is the median of R calls after one warm-up: CPU time of the
 // calling thread (threads = 1: all the work; wall time on a shared machine
 // also counts other processes) and wall time. "GB/s" is weight bytes the
@@ -220,6 +222,9 @@ std::vector<Row> bench_shape(const Shape& s, const Weights& w, int repeat) {
   auto g128 = program(s, "lathe.weight_int4_group_mm.default", {{"mat2", w.q4}, {"scales", w.s4g128}},
                       {{"group_size", Argument(int64_t{128})}}, "self");
   rows.push_back(run_program("int4g128", *g128, w.x, nk / 2 + nk / 128 * 8, repeat));
+  auto dyn = program(s, "lathe.dynamic_int8_mm.default", {{"mat2", w.q8}, {"scales", w.s8}},
+                     {{"eps", Argument(1.1920928955078125e-07)}}, "self");
+  rows.push_back(run_program("dyn8", *dyn, w.x, nk + s.N * 4.0, repeat));
   return rows;
 }
 

@@ -14,6 +14,9 @@ for a kernel slower than two seconds a call):
       (the same 4-bit values: u = q + 8, zero 0, packed by
        aten._convert_weight_to_int4pack_for_cpu before timing)
 
+  torchao 0.18's dynamic int8 linear, op by op as its export runs it
+      (choose_qparams_affine, quantize_affine, _int_mm, two multiplies) vs Lathe's dyn8
+
 and checks that PyTorch's and Lathe's outputs agree (max |diff| / max |torch|).
 """
 
@@ -22,8 +25,18 @@ import os
 import sys
 import time
 
+import logging
+import warnings
+
 import numpy as np
 import torch
+
+warnings.filterwarnings("ignore")
+logging.disable(logging.WARNING)
+try:
+    import torchao  # noqa: F401  (torch.ops.torchao.*)
+except ImportError:
+    torchao = None
 
 
 def cpu_median_ms(fn, repeat):
@@ -39,6 +52,15 @@ def cpu_median_ms(fn, repeat):
         ts.append(time.thread_time() - t0)
     ts.sort()
     return ts[len(ts) // 2] * 1e3, n
+
+
+def dyn8(x, w, s):
+    ao = torch.ops.torchao
+    k = x.shape[1]
+    scale, zp = ao.choose_qparams_affine(x, "SYMMETRIC", [1, k], torch.int8, -128, 127,
+                                         float(torch.finfo(torch.float32).eps), torch.float32, torch.int8, True)
+    xq = ao.quantize_affine(x, [1, k], scale, zp, torch.int8, -128, 127)
+    return (torch.ops.aten._int_mm(xq, w.t()).to(torch.float32) * scale.reshape(-1, 1)) * s
 
 
 def load(d, shape, what, dtype, dims):
@@ -72,6 +94,8 @@ def main():
             sz = torch.stack([s.T.contiguous(), torch.zeros(k // g, n)], dim=2).contiguous()
             runs.append(("int4g%d" % g, "_weight_int4pack_mm_for_cpu g%d" % g,
                          lambda s=sz, g=g: torch.ops.aten._weight_int4pack_mm_for_cpu(x, packed, g, s)))
+        if torchao is not None:
+            runs.append(("dyn8", "torchao dynamic int8 (its ops)", lambda: dyn8(x, q8, s8)))
         for kernel, name, fn in runs:
             ms, calls = cpu_median_ms(fn, args.repeat)
             ours = load(args.dir, shape, "out_" + kernel, np.float32, (m, n))

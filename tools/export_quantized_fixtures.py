@@ -8,9 +8,13 @@ Each fixture is the transformer encoder or the decoder LM of
 torch_fixtures/models.py with every nn.Linear quantized by torchao's
 ``quantize_`` (torchao 0.18.0, pinned in tools/requirements.txt), its tensor
 subclasses unwrapped into plain parameters (torchao.utils.unwrap_tensor_subclass,
-so the archive holds ordinary tensors), then exported with
-``torch.export.export`` (the export IR: no run_decompositions, which would
-take torchao's quantize ops apart) and saved with PyTorch's own serializer:
+so the archive holds ordinary tensors), exported with ``torch.export.export``
+and saved with PyTorch's own serializer. The encoder stays in the export IR,
+as its base fixture; the decoder, whose KV cache the export IR updates with
+in-place copies, is decomposed as its base fixture is, with torchao's
+choose_qparams_affine / quantize_affine / dequantize_affine kept whole
+(removed from the decomposition table: decomposed, they are some twenty
+aten ops each, which no fusion could recognize as quantization):
 
   int8wo    Int8WeightOnlyConfig: int8 per-channel weight; the export is
             mm(x, to(t(q), float32)) * scale
@@ -22,7 +26,8 @@ take torchao's quantize ops apart) and saved with PyTorch's own serializer:
             activations (torchao.choose_qparams_affine / quantize_affine),
             int8 per-channel weights, aten._int_mm
 
-Group 128 needs K >= 128, so the g128 fixtures use the models at width 128;
+The dyn8 fixtures are checked against eager within 1e-2 (rtol) + 2e-2
+(atol): see fixture(). Group 128 needs K >= 128, so the g128 fixtures use the models at width 128;
 the others keep the committed sizes (encoder d 64, decoder d 32). References
 are the quantized eager module's outputs (PyTorch's own quantized kernels),
 written and checked as tools/export_fixtures.py does (the archive loaded
@@ -108,9 +113,30 @@ def fixture(base_name, scheme):
     if base_name == "transformer_encoder" and wide:
         m = methods["model"]
         methods = OrderedDict(model=type(m)(m.attr, encoder_calls(128), m.dynamic))
-    desc = "%s%s; every Linear quantized by torchao: %s; export IR" % (
-        base_name, " at width 128" if wide else "", SCHEMES[scheme][0])
-    return Fixture("%s_%s" % (base_name, scheme), desc, quantized(build, scheme), methods)
+    decompose = base.decompose
+    desc = "%s%s; every Linear quantized by torchao: %s; %s" % (
+        base_name, " at width 128" if wide else "", SCHEMES[scheme][0],
+        "decomposed, torchao ops kept whole" if decompose else "export IR")
+    fx = Fixture("%s_%s" % (base_name, scheme), desc, quantized(build, scheme), methods, decompose=decompose)
+    if decompose:
+        fx.decomp_table = torchao_kept_whole()
+    if scheme == "dyn8":
+        # The activations are rounded to int8 at run time: a last-bit
+        # difference upstream (a decomposed layer norm, another summation
+        # order) moves a value across a rounding boundary now and then, and
+        # shifts an output by about one quantization step. PyTorch's own
+        # decomposed decoder differs from its eager module by up to 4e-3 of
+        # the output's scale.
+        fx.check_tolerance = (1e-2, 2e-2)
+    return fx
+
+
+def torchao_kept_whole():
+    table = torch.export.default_decompositions()
+    for op in (torch.ops.torchao.choose_qparams_affine.default, torch.ops.torchao.quantize_affine.default,
+               torch.ops.torchao.dequantize_affine.default):
+        del table[op]
+    return table
 
 
 def all_fixtures():

@@ -70,8 +70,9 @@ bool is_transpose_or_permute(OpTarget t) {
 
 bool is_quantize(std::string_view target) {
   const TargetParts parts = split_target(target);
-  if (parts.ns != "quantized_decomposed") return false;
   const std::string_view name = parts.name;
+  if (parts.ns == "torchao") return name == "quantize_affine" || name == "dequantize_affine";
+  if (parts.ns != "quantized_decomposed") return false;
   return name == "quantize_per_tensor" || name == "dequantize_per_tensor" || name == "quantize_per_channel" ||
          name == "dequantize_per_channel" || name == "dequantize_per_channel_group";
 }

@@ -107,6 +107,8 @@ TEST(OpCatalogueTest, WhatCountsAsQuantize) {
   EXPECT_TRUE(ops::is_quantize("torch.ops.quantized_decomposed.quantize_per_tensor.tensor2"));
   EXPECT_FALSE(ops::is_quantize("torch.ops.quantized_decomposed.choose_qparams.tensor"));
   EXPECT_FALSE(ops::is_quantize("torch.ops.aten.dequantize.self"));
+  EXPECT_TRUE(ops::is_quantize("torch.ops.torchao.dequantize_affine.default"));
+  EXPECT_FALSE(ops::is_quantize("torch.ops.torchao.choose_qparams_affine.default"));
   EXPECT_TRUE(ops::is_batch_norm(ops::aten::_native_batch_norm_legit_no_training));
   EXPECT_FALSE(ops::is_batch_norm(ops::aten::layer_norm));
 }

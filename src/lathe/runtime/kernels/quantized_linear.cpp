@@ -354,16 +354,30 @@ Status weight_int8pack_mm_kernel(KernelCall& c) {
   return Status::Ok();
 }
 
+// x [..., K] (like linear's input) seen as the matrix [M, K], and the
+// output [..., N] as [M, N].
+Tensor as_matrix(const Tensor& t, int64_t cols) {
+  const Tensor c = as_contiguous(t);
+  const int64_t rows = cols == 0 ? 0 : c.numel() / cols;
+  return make_view(c, {rows, cols}, {cols, 1}, c.storage_offset);
+}
+
 Status weight_int4_group_mm_kernel(KernelCall& c) {
-  LATHE_ASSIGN_OR_RETURN(const Tensor* x, c.tensor("self"));
+  LATHE_ASSIGN_OR_RETURN(const Tensor* x_nd, c.tensor("self"));
   LATHE_ASSIGN_OR_RETURN(const Tensor* w, c.tensor("mat2"));
   LATHE_ASSIGN_OR_RETURN(const Tensor* s, c.tensor("scales"));
   LATHE_ASSIGN_OR_RETURN(int64_t group_size, c.int_arg("group_size"));
-  LATHE_RETURN_IF_ERROR(int4_group_args(*x, *w, *s, group_size));
-  LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, DType::Float32, {x->sizes[0], w->sizes[0]}));
+  LATHE_RETURN_IF_ERROR(check_input(*x_nd, "weight_int4_group_mm", "self"));
+  if (x_nd->sizes.empty() || w->sizes.size() != 2) return c.arg_error("self", "must be [..., K] with mat2 [N, K]");
+  const Tensor x = as_matrix(*x_nd, x_nd->sizes.back());
+  LATHE_RETURN_IF_ERROR(int4_group_args(x, *w, *s, group_size));
+  std::vector<int64_t> out_sizes = x_nd->sizes;
+  out_sizes.back() = w->sizes[0];
+  LATHE_ASSIGN_OR_RETURN(Tensor * out_nd, c.alloc_output(0, DType::Float32, out_sizes));
+  Tensor out = as_matrix(*out_nd, w->sizes[0]);
   const Int4Panels* p = panels_for<Int4Panels>(c, w->sizes[0], w->sizes[1]);
-  if (!p) return weight_int4_group_mm_out(*x, *w, *s, group_size, *out);
-  run_int4(*x, *p, *out, simd::best_isa());
+  if (!p) return weight_int4_group_mm_out(x, *w, *s, group_size, out);
+  run_int4(x, *p, out, simd::best_isa());
   return Status::Ok();
 }
 

@@ -5,7 +5,8 @@
 //   _weight_int8pack_mm(x[M, K], w[N, K] int8, scales[N])         (x @ float(w)^T) * scales
 //   lathe.weight_int4_group_mm(x, w[N, K] int8 in [-8, 7], scales[N, K/g], g)
 //                                                                 sum over groups j of scales[n, j] *
-//                                                                 (x[:, group j] @ float(w[n, group j]))
+//                                                                 (x[:, group j] @ float(w[n, group j]));
+//                                                                 x [..., K] -> [..., N], like linear
 //   _weight_int4pack_mm_for_cpu(x, w[N, K/2] uint8, g, scales_and_zeros[K/g, N, 2])
 //                                                                 w = (u - 8) * scale + zero, u the 4-bit
 //                                                                 value PyTorch's packing stored
