@@ -121,9 +121,18 @@ void run_int8(const Tensor& x_raw, const Int8Panels& w, const Tensor& scales_raw
   float* op = mdata<float>(out);
   const int64_t M = x.sizes[0], N = w.n, K = w.k;
   const qpanels::Int8PanelFn fn = qpanels::int8_panel_fn(isa);
-  qpanels::for_row_chunks(M, N, K, 4, [&](int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p) fn(w, p, sp + p * kPanel, rows_of(xp, K, op, N, m0, m1, p));
-  });
+  const int64_t group = qpanels::kPanelGroup;
+  qpanels::for_row_chunks(
+      M, N, K, 4,
+      [&](int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
+        for (int64_t p = p0; p < p1; p += group) {
+          const int64_t count = std::min(group, p1 - p);
+          qpanels::PanelRows rows = rows_of(xp, K, op, N, m0, m1, p);
+          rows.width = std::min(kPanel, N - (p + count - 1) * kPanel);
+          fn(w, p, count, sp + p * kPanel, rows);
+        }
+      },
+      group);
 }
 
 void run_int4(const Tensor& x_raw, const Int4Panels& w, Tensor& out, simd::Isa isa) {
@@ -137,9 +146,18 @@ void run_int4(const Tensor& x_raw, const Int4Panels& w, Tensor& out, simd::Isa i
     for (int64_t k = 0; k < K; ++k) xsum[m * groups + k / w.group] += xp[m * K + k];
   }
   const qpanels::Int4PanelFn fn = qpanels::int4_panel_fn(isa);
-  qpanels::for_row_chunks(M, N, K, 4, [&](int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p) fn(w, p, xsum.data() + m0 * groups, rows_of(xp, K, op, N, m0, m1, p));
-  });
+  const int64_t group = qpanels::kPanelGroup;
+  qpanels::for_row_chunks(
+      M, N, K, 4,
+      [&](int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
+        for (int64_t p = p0; p < p1; p += group) {
+          const int64_t count = std::min(group, p1 - p);
+          qpanels::PanelRows rows = rows_of(xp, K, op, N, m0, m1, p);
+          rows.width = std::min(kPanel, N - (p + count - 1) * kPanel);
+          fn(w, p, count, xsum.data() + m0 * groups, rows);
+        }
+      },
+      group);
 }
 
 // lathe.weight_int4_group_mm where the panels do not apply (K or the group

@@ -16,8 +16,10 @@
 #define LATHE_VNNI __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512vnni")))
 
 // As in quantized_panels_avx512.cpp (GCC 12's pass-through operands).
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
 
 namespace lathe::kernels::qpanels {
 
