@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "lathe/runtime/kernels/simd.h"
@@ -129,6 +130,25 @@ void int4_panel_avx512(const Int4Panels& w, int64_t panel, int64_t count, const 
 // The microkernel for `isa` (Scalar where the build has no such path).
 Int8PanelFn int8_panel_fn(simd::Isa isa);
 Int4PanelFn int4_panel_fn(simd::Isa isa);
+
+// The remainder of for_row_blocks: f(N, r) for the one N equal to `rest`.
+template <int N, typename F>
+void row_tail(int64_t rest, int64_t r, F& f) {
+  if constexpr (N > 0) {
+    if (rest == N) f(std::integral_constant<int, N>{}, r);
+    else row_tail<N - 1>(rest, r, f);
+  }
+}
+
+// Splits m rows into the blocks a microkernel template handles: f(MR, r)
+// for rows [r, r + MR), MR a std::integral_constant: Block while that many
+// are left, then the remainder (1 to Block - 1) once.
+template <int Block, typename F>
+void for_row_blocks(int64_t m, F&& f) {
+  int64_t r = 0;
+  for (; r + Block <= m; r += Block) f(std::integral_constant<int, Block>{}, r);
+  row_tail<Block - 1>(m - r, r, f);
+}
 
 // Calls run(m0, m1, p0, p1) over chunks of rows [m0, m1) (a chunk of
 // activations, about 1 MiB, stays in L2 while every panel streams past it)

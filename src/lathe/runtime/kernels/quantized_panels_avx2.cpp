@@ -136,18 +136,11 @@ LATHE_AVX2 void int8_panel_avx2(const Int8Panels& w, int64_t panel, int64_t coun
     const int64_t K = w.k, ldx = group.ldx, ldo = group.ldo, width = c + 1 == count ? group.width : kPanel;
     const float* sc = scales + c * kPanel;
     float* out0 = group.out + c * kPanel;
-    int64_t r = 0;
-    for (; r + 6 <= group.m; r += 6) int8_rows<6, 1>(base, K, group.x + r * ldx, ldx, sc, out0 + r * ldo, ldo, width);
-    const float* x = group.x + r * ldx;
-    float* out = out0 + r * ldo;
-    switch (group.m - r) {
-      case 1: int8_rows<1, 3>(base, K, x, ldx, sc, out, ldo, width); break;
-      case 2: int8_rows<2, 2>(base, K, x, ldx, sc, out, ldo, width); break;
-      case 3: int8_rows<3, 1>(base, K, x, ldx, sc, out, ldo, width); break;
-      case 4: int8_rows<4, 1>(base, K, x, ldx, sc, out, ldo, width); break;
-      case 5: int8_rows<5, 1>(base, K, x, ldx, sc, out, ldo, width); break;
-      default: break;
-    }
+    for_row_blocks<6>(group.m, [&](auto mr, int64_t r) {
+      constexpr int MR = decltype(mr)::value;
+      constexpr int U = MR == 1 ? 3 : MR == 2 ? 2 : 1;
+      int8_rows<MR, U>(base, K, group.x + r * ldx, ldx, sc, out0 + r * ldo, ldo, width);
+    });
   }
 }
 
@@ -160,19 +153,10 @@ LATHE_AVX2 void int4_panel_avx2(const Int4Panels& w, int64_t panel, int64_t coun
     const float* z = w.zeros.data() + (panel + c) * groups * kPanel;
     const int64_t ldx = group.ldx, ldo = group.ldo, width = c + 1 == count ? group.width : kPanel;
     float* out0 = group.out + c * kPanel;
-    int64_t r = 0;
-    for (; r + 4 <= group.m; r += 4) {
-      int4_rows<4>(w, data, sc, z, group.x + r * ldx, ldx, xsum + r * groups, out0 + r * ldo, ldo, width);
-    }
-    const float* x = group.x + r * ldx;
-    const float* xs = xsum + r * groups;
-    float* out = out0 + r * ldo;
-    switch (group.m - r) {
-      case 1: int4_rows<1>(w, data, sc, z, x, ldx, xs, out, ldo, width); break;
-      case 2: int4_rows<2>(w, data, sc, z, x, ldx, xs, out, ldo, width); break;
-      case 3: int4_rows<3>(w, data, sc, z, x, ldx, xs, out, ldo, width); break;
-      default: break;
-    }
+    for_row_blocks<4>(group.m, [&](auto mr, int64_t r) {
+      constexpr int MR = decltype(mr)::value;
+      int4_rows<MR>(w, data, sc, z, group.x + r * ldx, ldx, xsum + r * groups, out0 + r * ldo, ldo, width);
+    });
   }
 }
 

@@ -74,21 +74,11 @@ LATHE_AVX512 void int8_tile(const int8_t* w, int64_t panel_stride, int64_t K, co
 template <int NP>
 LATHE_AVX512 void int8_group(const int8_t* w, int64_t panel_stride, int64_t K, const float* scales,
                              const PanelRows& rows, __mmask16 last) {
-  const int64_t ldx = rows.ldx, ldo = rows.ldo;
-  int64_t r = 0;
-  for (; r + 6 <= rows.m; r += 6) {
-    int8_tile<6, NP>(w, panel_stride, K, rows.x + r * ldx, ldx, scales, rows.out + r * ldo, ldo, last);
-  }
-  const float* x = rows.x + r * ldx;
-  float* out = rows.out + r * ldo;
-  switch (rows.m - r) {
-    case 1: int8_tile<1, NP>(w, panel_stride, K, x, ldx, scales, out, ldo, last); break;
-    case 2: int8_tile<2, NP>(w, panel_stride, K, x, ldx, scales, out, ldo, last); break;
-    case 3: int8_tile<3, NP>(w, panel_stride, K, x, ldx, scales, out, ldo, last); break;
-    case 4: int8_tile<4, NP>(w, panel_stride, K, x, ldx, scales, out, ldo, last); break;
-    case 5: int8_tile<5, NP>(w, panel_stride, K, x, ldx, scales, out, ldo, last); break;
-    default: break;
-  }
+  for_row_blocks<6>(rows.m, [&](auto mr, int64_t r) {
+    constexpr int MR = decltype(mr)::value;
+    int8_tile<MR, NP>(w, panel_stride, K, rows.x + r * rows.ldx, rows.ldx, scales, rows.out + r * rows.ldo, rows.ldo,
+                      last);
+  });
 }
 
 // MR rows x one 4-bit panel. A 16-word vector holds 8 k per channel, one
@@ -180,31 +170,20 @@ LATHE_AVX512 void int4_group4(const Int4Panels& w, int64_t panel, const float* x
   }
 }
 
-// Every row against one 4-bit panel, in blocks of 8 rows.
+// Every row against one 4-bit panel, in blocks of 8 rows; a single row
+// takes turns over 4 accumulator sets, 2 or 3 rows over 2.
 LATHE_AVX512 void int4_panel(const Int4Panels& w, int64_t panel, const float* xsum, const PanelRows& rows,
                              __mmask16 mask) {
   const int64_t groups = w.groups();
   const uint32_t* data = reinterpret_cast<const uint32_t*>(w.data.data()) + panel * (w.k / 8) * kPanel;
   const float* sc = w.scales.data() + panel * groups * kPanel;
   const float* z = w.zeros.data() + panel * groups * kPanel;
-  const int64_t ldx = rows.ldx, ldo = rows.ldo;
-  int64_t r = 0;
-  for (; r + 8 <= rows.m; r += 8) {
-    int4_rows<8, 1>(w, data, sc, z, rows.x + r * ldx, ldx, xsum + r * groups, rows.out + r * ldo, ldo, mask);
-  }
-  const float* x = rows.x + r * ldx;
-  const float* xs = xsum + r * groups;
-  float* out = rows.out + r * ldo;
-  switch (rows.m - r) {
-    case 1: int4_rows<1, 4>(w, data, sc, z, x, ldx, xs, out, ldo, mask); break;
-    case 2: int4_rows<2, 2>(w, data, sc, z, x, ldx, xs, out, ldo, mask); break;
-    case 3: int4_rows<3, 2>(w, data, sc, z, x, ldx, xs, out, ldo, mask); break;
-    case 4: int4_rows<4, 1>(w, data, sc, z, x, ldx, xs, out, ldo, mask); break;
-    case 5: int4_rows<5, 1>(w, data, sc, z, x, ldx, xs, out, ldo, mask); break;
-    case 6: int4_rows<6, 1>(w, data, sc, z, x, ldx, xs, out, ldo, mask); break;
-    case 7: int4_rows<7, 1>(w, data, sc, z, x, ldx, xs, out, ldo, mask); break;
-    default: break;
-  }
+  for_row_blocks<8>(rows.m, [&](auto mr, int64_t r) {
+    constexpr int MR = decltype(mr)::value;
+    constexpr int U = MR == 1 ? 4 : MR <= 3 ? 2 : 1;
+    int4_rows<MR, U>(w, data, sc, z, rows.x + r * rows.ldx, rows.ldx, xsum + r * groups, rows.out + r * rows.ldo,
+                     rows.ldo, mask);
+  });
 }
 
 LATHE_AVX512 inline __mmask16 width_mask(int64_t width) {
@@ -230,12 +209,11 @@ LATHE_AVX512 void int4_panel_avx512(const Int4Panels& w, int64_t panel, int64_t 
                                     const PanelRows& rows) {
   const __mmask16 last = width_mask(rows.width);
   if (count == kPanelGroup && rows.m <= 3) {
-    switch (rows.m) {
-      case 1: int4_group4<1>(w, panel, rows.x, rows.ldx, xsum, rows.out, rows.ldo, last); return;
-      case 2: int4_group4<2>(w, panel, rows.x, rows.ldx, xsum, rows.out, rows.ldo, last); return;
-      case 3: int4_group4<3>(w, panel, rows.x, rows.ldx, xsum, rows.out, rows.ldo, last); return;
-      default: return;
-    }
+    for_row_blocks<3>(rows.m, [&](auto mr, int64_t) {
+      constexpr int MR = decltype(mr)::value;
+      int4_group4<MR>(w, panel, rows.x, rows.ldx, xsum, rows.out, rows.ldo, last);
+    });
+    return;
   }
   for (int64_t c = 0; c < count; ++c) {
     PanelRows one = rows;

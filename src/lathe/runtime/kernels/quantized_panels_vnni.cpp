@@ -73,24 +73,12 @@ LATHE_VNNI void vnni_panel_avx512(const Int8VnniPanels& w, int64_t panel, const 
   const int8_t* base = reinterpret_cast<const int8_t*>(w.data.data()) + panel * w.k4 * kPanel * 4;
   const int32_t* off = w.offsets.data() + panel * kPanel;
   const __mmask16 mask = static_cast<__mmask16>(rows.width >= 16 ? 0xFFFF : (1u << rows.width) - 1);
-  const int64_t ldx = rows.ldx, ldo = rows.ldo, k4 = w.k4;
-  int64_t r = 0;
-  for (; r + 8 <= rows.m; r += 8) {
-    vnni_rows<8, 1>(base, k4, rows.x + r * ldx, ldx, off, rows.row_scales + r, scales, rows.out + r * ldo, ldo, mask);
-  }
-  const uint8_t* x = rows.x + r * ldx;
-  const float* rs = rows.row_scales + r;
-  float* out = rows.out + r * ldo;
-  switch (rows.m - r) {
-    case 1: vnni_rows<1, 4>(base, k4, x, ldx, off, rs, scales, out, ldo, mask); break;
-    case 2: vnni_rows<2, 2>(base, k4, x, ldx, off, rs, scales, out, ldo, mask); break;
-    case 3: vnni_rows<3, 2>(base, k4, x, ldx, off, rs, scales, out, ldo, mask); break;
-    case 4: vnni_rows<4, 1>(base, k4, x, ldx, off, rs, scales, out, ldo, mask); break;
-    case 5: vnni_rows<5, 1>(base, k4, x, ldx, off, rs, scales, out, ldo, mask); break;
-    case 6: vnni_rows<6, 1>(base, k4, x, ldx, off, rs, scales, out, ldo, mask); break;
-    case 7: vnni_rows<7, 1>(base, k4, x, ldx, off, rs, scales, out, ldo, mask); break;
-    default: break;
-  }
+  for_row_blocks<8>(rows.m, [&](auto mr, int64_t r) {
+    constexpr int MR = decltype(mr)::value;
+    constexpr int U = MR == 1 ? 4 : MR <= 3 ? 2 : 1;
+    vnni_rows<MR, U>(base, w.k4, rows.x + r * rows.ldx, rows.ldx, off, rows.row_scales + r, scales,
+                     rows.out + r * rows.ldo, rows.ldo, mask);
+  });
 }
 
 }  // namespace lathe::kernels::qpanels
