@@ -88,9 +88,13 @@ struct QuantizedRows {
   int64_t ldo = 0;
   int64_t width = kPanel;
 };
-using VnniPanelFn = void (*)(const Int8VnniPanels& w, int64_t panel, const float* scales, const QuantizedRows& rows);
-void vnni_panel_scalar(const Int8VnniPanels& w, int64_t panel, const float* scales, const QuantizedRows& rows);
-void vnni_panel_avx512(const Int8VnniPanels& w, int64_t panel, const float* scales, const QuantizedRows& rows);
+// `count` panels from `panel` (rows.width: the last one's), as Int8PanelFn.
+using VnniPanelFn = void (*)(const Int8VnniPanels& w, int64_t panel, int64_t count, const float* scales,
+                             const QuantizedRows& rows);
+void vnni_panel_scalar(const Int8VnniPanels& w, int64_t panel, int64_t count, const float* scales,
+                       const QuantizedRows& rows);
+void vnni_panel_avx512(const Int8VnniPanels& w, int64_t panel, int64_t count, const float* scales,
+                       const QuantizedRows& rows);
 // Avx512Vnni: the vpdpbusd kernel; anything else: scalar.
 VnniPanelFn vnni_panel_fn(simd::Isa isa);
 

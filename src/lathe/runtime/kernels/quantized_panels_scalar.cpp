@@ -54,17 +54,22 @@ void int4_panel_scalar(const Int4Panels& w, int64_t panel, int64_t count, const 
   }
 }
 
-void vnni_panel_scalar(const Int8VnniPanels& w, int64_t panel, const float* scales, const QuantizedRows& rows) {
-  const int8_t* base = reinterpret_cast<const int8_t*>(w.data.data()) + panel * w.k4 * kPanel * 4;
-  const int32_t* off = w.offsets.data() + panel * kPanel;
-  for (int64_t r = 0; r < rows.m; ++r) {
-    const uint8_t* x = rows.x + r * rows.ldx;
-    for (int64_t i = 0; i < rows.width; ++i) {
-      int32_t acc = 0;
-      for (int64_t t = 0; t < w.k4; ++t) {
-        for (int64_t j = 0; j < 4; ++j) acc += int32_t{x[t * 4 + j]} * base[(t * kPanel + i) * 4 + j];
+void vnni_panel_scalar(const Int8VnniPanels& w, int64_t panel, int64_t count, const float* scales,
+                       const QuantizedRows& rows) {
+  for (int64_t c = 0; c < count; ++c) {
+    const int8_t* base = reinterpret_cast<const int8_t*>(w.data.data()) + (panel + c) * w.k4 * kPanel * 4;
+    const int32_t* off = w.offsets.data() + (panel + c) * kPanel;
+    const int64_t width = c + 1 == count ? rows.width : kPanel;
+    for (int64_t r = 0; r < rows.m; ++r) {
+      const uint8_t* x = rows.x + r * rows.ldx;
+      for (int64_t i = 0; i < width; ++i) {
+        int32_t acc = 0;
+        for (int64_t t = 0; t < w.k4; ++t) {
+          for (int64_t j = 0; j < 4; ++j) acc += int32_t{x[t * 4 + j]} * base[(t * kPanel + i) * 4 + j];
+        }
+        rows.out[r * rows.ldo + c * kPanel + i] =
+            static_cast<float>(acc - off[i]) * rows.row_scales[r] * scales[c * kPanel + i];
       }
-      rows.out[r * rows.ldo + i] = static_cast<float>(acc - off[i]) * rows.row_scales[r] * scales[i];
     }
   }
 }
