@@ -14,13 +14,18 @@
 //   int4g128    the same with groups of 128
 //   dyn8        lathe.dynamic_int8_mm(x, Wq, scales[N], eps): x quantized to
 //               int8 per row (torchao's dynamic scheme), VNNI int8 GEMM
-// Each figure is the median of R calls after one warm-up: CPU time of the
-// calling thread (threads = 1: all the work; wall time on a shared machine
-// also counts other processes) and wall time. "GB/s" is weight bytes the
-// kernel streams per call (int8: N*K + scales; int4: N*K/2 + scales) over the
-// CPU median, beside "read GB/s": a plain vector sum over a buffer of the
-// same size, the machine's streaming-read bandwidth at that size (the
-// physical limit of a GEMV). "vs fp32" = best fp32 CPU median / this one.
+// All executors of a shape are created first; then R rounds (after one
+// warm-up round) call every kernel once in turn, each call followed by a
+// streaming read of a buffer of that kernel's weight size, so that load
+// from other processes on a shared machine falls on all of them alike.
+// Each figure is a median over the rounds: CPU time of the calling thread
+// (threads = 1: all the work; wall time on a shared machine also counts
+// other processes) and wall time. "GB/s" is weight bytes the kernel streams
+// per call (int8: N*K + scales; int4: N*K/2 + scales) over its CPU median,
+// beside "read GB/s": a plain vector sum (AVX-512 loads where the CPU has
+// them, eight accumulators) over the same number of bytes, the machine's
+// streaming-read bandwidth at that size, the physical limit of a GEMV.
+// "vs fp32" = best fp32 CPU median / this one.
 //
 // --dump DIR writes each shape's x, int8 and int4 weights, scales, Lathe's
 // outputs (raw little-endian files) and CPU medians (times.txt) for
@@ -34,9 +39,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <functional>
 #include <string>
 #include <vector>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 
 #include "lathe/ir/graph_builder.h"
 #include "lathe/runtime/executor.h"
@@ -52,52 +60,49 @@ using namespace lathe;
 
 namespace {
 
-struct Timing {
-  double cpu_ms = 0, wall_ms = 0;  // medians
-};
-
 double thread_cpu_ms() {
   timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
 }
 
-Timing time_calls(int repeat, const std::function<void()>& call) {
-  call();
-  std::vector<double> wall, cpu;
-  for (int i = 0; i < repeat; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    const double c0 = thread_cpu_ms();
-    call();
-    cpu.push_back(thread_cpu_ms() - c0);
-    wall.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(cpu.begin(), cpu.end());
-  std::sort(wall.begin(), wall.end());
-  return Timing{cpu[cpu.size() / 2], wall[wall.size() / 2]};
-}
-
-// Streaming read of `bytes` (a vector sum nothing can skip); GB/s, median.
+// A streaming read nothing can skip: the sum of every float, eight
+// independent accumulators so that only the memory system limits it.
 LATHE_SIMD_CLONES
-float sum_bytes(const float* p, size_t n) {
-  kernels::simd::v8 a = {}, b = {}, c = {}, d = {};
-  for (size_t i = 0; i + 32 <= n; i += 32) {
-    a += kernels::simd::load8(p + i);
-    b += kernels::simd::load8(p + i + 8);
-    c += kernels::simd::load8(p + i + 16);
-    d += kernels::simd::load8(p + i + 24);
+float sum_floats(const float* p, size_t n) {
+  kernels::simd::v8 acc[8] = {};
+  for (size_t i = 0; i + 64 <= n; i += 64) {
+    for (int j = 0; j < 8; ++j) acc[j] += kernels::simd::load8(p + i + 8 * j);
   }
-  const kernels::simd::v8 t = a + b + c + d;
   float r = 0;
-  for (int l = 0; l < 8; ++l) r += t[l];
+  for (int j = 0; j < 8; ++j) {
+    for (int l = 0; l < 8; ++l) r += acc[j][l];
+  }
   return r;
 }
 
-double read_gbps(size_t bytes, int repeat) {
-  std::vector<float> buf(bytes / 4, 1.0f);
-  volatile float sink = 0;
-  const Timing t = time_calls(repeat, [&] { sink = sink + sum_bytes(buf.data(), buf.size()); });
-  return static_cast<double>(bytes) / (t.cpu_ms * 1e-3) * 1e-9;
+#if defined(__x86_64__) && defined(__GNUC__)
+// The same with 64-byte loads where the CPU has AVX-512 (the kernels' width).
+__attribute__((target("avx512f"))) float sum_floats_avx512(const float* p, size_t n) {
+  __m512 acc[8];
+  for (int j = 0; j < 8; ++j) acc[j] = _mm512_setzero_ps();
+  for (size_t i = 0; i + 128 <= n; i += 128) {
+    for (int j = 0; j < 8; ++j) acc[j] = _mm512_add_ps(acc[j], _mm512_loadu_ps(p + i + 16 * j));
+  }
+  for (int j = 1; j < 8; ++j) acc[0] = _mm512_add_ps(acc[0], acc[j]);
+  float lanes[16];
+  _mm512_storeu_ps(lanes, acc[0]);
+  float r = 0;
+  for (float v : lanes) r += v;
+  return r;
+}
+#endif
+
+float sum_bytes(const float* p, size_t n) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (kernels::simd::best_isa() >= kernels::simd::Isa::Avx512) return sum_floats_avx512(p, n);
+#endif
+  return sum_floats(p, n);
 }
 
 // Deterministic values without a PRNG dependency: floats in [-1, 1), int8
@@ -165,35 +170,62 @@ std::unique_ptr<ExportedProgram> program(const Shape& s, const std::string& op,
   return ep;
 }
 
+// One kernel of one shape: its executor (weights repacked at creation), its
+// weight bytes, the buffer the read test streams (the same size), and the
+// CPU and wall times of every call.
 struct Row {
   const char* kernel;
-  Timing t;
   double weight_bytes;
+  std::unique_ptr<ExportedProgram> program;
+  std::unique_ptr<Executor> ex;
+  std::vector<float> read_buf;
+  std::vector<double> cpu_ms, wall_ms, read_ms;
   Tensor out;
 };
 
-Row run_program(const char* kernel, const ExportedProgram& ep, const Tensor& x, double weight_bytes, int repeat,
-                bool xnnpack = false) {
+std::unique_ptr<Row> make_row(const char* kernel, std::unique_ptr<ExportedProgram> ep, double weight_bytes,
+                              bool xnnpack = false) {
   ExecutorOptions opts;
 #ifdef LATHE_WITH_XNNPACK
   if (xnnpack) opts.delegates = &builtin_delegates();
 #endif
-  auto ex = Executor::create(ep, opts);
+  auto ex = Executor::create(*ep, opts);
   if (!ex.ok()) {
     std::fprintf(stderr, "%s: %s\n", kernel, ex.error().message().c_str());
     std::exit(1);
   }
+  auto row = std::make_unique<Row>();
+  row->kernel = kernel;
+  row->weight_bytes = weight_bytes;
+  row->program = std::move(ep);
+  row->ex = std::move(*ex);
+  row->read_buf.assign(static_cast<size_t>(weight_bytes) / 4 / 128 * 128, 1.0f);
+  return row;
+}
+
+// One call of the kernel and one streaming read of its weight size, timed.
+void time_round(Row& r, const Tensor& x) {
   const std::vector<Tensor> in{x};
-  Tensor out;
-  const Timing t = time_calls(repeat, [&] {
-    auto r = (*ex)->run(in);
-    if (!r.ok()) {
-      std::fprintf(stderr, "%s: %s\n", kernel, r.error().message().c_str());
-      std::exit(1);
-    }
-    out = (*r)[0];
-  });
-  return Row{kernel, t, weight_bytes, out};
+  const auto t0 = std::chrono::steady_clock::now();
+  const double c0 = thread_cpu_ms();
+  auto out = r.ex->run(in);
+  const double c1 = thread_cpu_ms();
+  const auto t1 = std::chrono::steady_clock::now();
+  if (!out.ok()) {
+    std::fprintf(stderr, "%s: %s\n", r.kernel, out.error().message().c_str());
+    std::exit(1);
+  }
+  r.out = (*out)[0];
+  r.cpu_ms.push_back(c1 - c0);
+  r.wall_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  volatile float sink = sum_bytes(r.read_buf.data(), r.read_buf.size());
+  (void)sink;
+  r.read_ms.push_back(thread_cpu_ms() - c1);
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
 }
 
 void dump(const std::string& dir, const Shape& s, const std::string& what, const Tensor& t) {
@@ -203,28 +235,38 @@ void dump(const std::string& dir, const Shape& s, const std::string& what, const
   f.write(reinterpret_cast<const char*>(t.data()), static_cast<std::streamsize>(t.nbytes()));
 }
 
-std::vector<Row> bench_shape(const Shape& s, const Weights& w, int repeat) {
+// Every kernel of the shape, then `repeat` rounds that call each once in
+// turn (after one warm-up round), so that load from other processes on a
+// shared machine falls on all of them alike.
+std::vector<std::unique_ptr<Row>> bench_shape(const Shape& s, const Weights& w, int repeat) {
   const double nk = static_cast<double>(s.N * s.K);
-  std::vector<Row> rows;
-  auto fp32 = program(s, "aten.linear.default", {{"weight", w.w_fp32}}, {}, "input");
-  rows.push_back(run_program("fp32", *fp32, w.x, nk * 4, repeat));
+  std::vector<std::unique_ptr<Row>> rows;
+  rows.push_back(make_row("fp32", program(s, "aten.linear.default", {{"weight", w.w_fp32}}, {}, "input"), nk * 4));
 #ifdef LATHE_WITH_XNNPACK
   auto lowered = program(s, "aten.linear.default", {{"weight", w.w_fp32}}, {}, "input");
-  if (partition(*lowered, xnnpack_backend()).ok()) {
-    rows.push_back(run_program("fp32-xnn", *lowered, w.x, nk * 4, repeat, true));
-  }
+  if (partition(*lowered, xnnpack_backend()).ok()) rows.push_back(make_row("fp32-xnn", std::move(lowered), nk * 4, true));
 #endif
-  auto i8 = program(s, "aten._weight_int8pack_mm.default", {{"mat2", w.q8}, {"scales", w.s8}}, {}, "self");
-  rows.push_back(run_program("int8", *i8, w.x, nk + s.N * 4.0, repeat));
-  auto g32 = program(s, "lathe.weight_int4_group_mm.default", {{"mat2", w.q4}, {"scales", w.s4g32}},
-                     {{"group_size", Argument(int64_t{32})}}, "self");
-  rows.push_back(run_program("int4g32", *g32, w.x, nk / 2 + nk / 32 * 8, repeat));
-  auto g128 = program(s, "lathe.weight_int4_group_mm.default", {{"mat2", w.q4}, {"scales", w.s4g128}},
-                      {{"group_size", Argument(int64_t{128})}}, "self");
-  rows.push_back(run_program("int4g128", *g128, w.x, nk / 2 + nk / 128 * 8, repeat));
-  auto dyn = program(s, "lathe.dynamic_int8_mm.default", {{"mat2", w.q8}, {"scales", w.s8}},
-                     {{"eps", Argument(1.1920928955078125e-07)}}, "self");
-  rows.push_back(run_program("dyn8", *dyn, w.x, nk + s.N * 4.0, repeat));
+  rows.push_back(make_row(
+      "int8", program(s, "aten._weight_int8pack_mm.default", {{"mat2", w.q8}, {"scales", w.s8}}, {}, "self"),
+      nk + s.N * 4.0));
+  rows.push_back(make_row("int4g32",
+                          program(s, "lathe.weight_int4_group_mm.default", {{"mat2", w.q4}, {"scales", w.s4g32}},
+                                  {{"group_size", Argument(int64_t{32})}}, "self"),
+                          nk / 2 + nk / 32 * 8));
+  rows.push_back(make_row("int4g128",
+                          program(s, "lathe.weight_int4_group_mm.default", {{"mat2", w.q4}, {"scales", w.s4g128}},
+                                  {{"group_size", Argument(int64_t{128})}}, "self"),
+                          nk / 2 + nk / 128 * 8));
+  rows.push_back(make_row("dyn8",
+                          program(s, "lathe.dynamic_int8_mm.default", {{"mat2", w.q8}, {"scales", w.s8}},
+                                  {{"eps", Argument(1.1920928955078125e-07)}}, "self"),
+                          nk + s.N * 4.0));
+  for (int round = 0; round <= repeat; ++round) {
+    for (auto& r : rows) time_round(*r, w.x);
+    if (round == 0) {  // warm-up
+      for (auto& r : rows) r->cpu_ms.clear(), r->wall_ms.clear(), r->read_ms.clear();
+    }
+  }
   return rows;
 }
 
@@ -242,27 +284,29 @@ int main(int argc, char** argv) {
 #ifdef LATHE_WITH_XNNPACK
   set_xnnpack_threads(threads);
 #endif
-  std::printf("microkernels: %s; threads: %d; median of %d calls after one warm-up\n",
+  std::printf("microkernels: %s; threads: %d; median of %d rounds after one warm-up (each round calls every kernel "
+              "of the shape once, each followed by a streaming read of its weight size)\n",
               kernels::simd::isa_name(kernels::simd::best_isa()), threads, repeat);
   std::printf("%-16s %-9s %9s %9s %11s %8s %11s %8s %8s\n", "shape MxNxK", "kernel", "CPU ms", "wall ms", "weights MiB",
               "GB/s", "read GB/s", "of read", "vs fp32");
   const Shape shapes[] = {{1, 4096, 4096}, {1, 11008, 4096}, {32, 4096, 4096}};
   for (const Shape& s : shapes) {
     const Weights w = make_weights(s);
-    const std::vector<Row> rows = bench_shape(s, w, repeat);
+    const std::vector<std::unique_ptr<Row>> rows = bench_shape(s, w, repeat);
     double best_fp32 = 1e300;
-    for (const Row& r : rows) {
-      if (std::string(r.kernel).rfind("fp32", 0) == 0) best_fp32 = std::min(best_fp32, r.t.cpu_ms);
+    for (const auto& r : rows) {
+      if (std::string(r->kernel).rfind("fp32", 0) == 0) best_fp32 = std::min(best_fp32, median(r->cpu_ms));
     }
     char shape[40];
     std::snprintf(shape, sizeof shape, "%lldx%lldx%lld", static_cast<long long>(s.M), static_cast<long long>(s.N),
                   static_cast<long long>(s.K));
-    for (const Row& r : rows) {
-      const double gbps = r.weight_bytes / (r.t.cpu_ms * 1e-3) * 1e-9;
-      const double read = read_gbps(static_cast<size_t>(r.weight_bytes) / 64 * 64, std::max(5, repeat / 3));
-      std::printf("%-16s %-9s %9.3f %9.3f %11.2f %8.1f %11.1f %7.0f%% %7.2fx\n", shape, r.kernel, r.t.cpu_ms,
-                  r.t.wall_ms, r.weight_bytes / (1024.0 * 1024.0), gbps, read, 100.0 * gbps / read,
-                  best_fp32 / r.t.cpu_ms);
+    for (const auto& r : rows) {
+      const double cpu = median(r->cpu_ms);
+      const double gbps = r->weight_bytes / (cpu * 1e-3) * 1e-9;
+      const double read = static_cast<double>(r->read_buf.size()) * 4 / (median(r->read_ms) * 1e-3) * 1e-9;
+      std::printf("%-16s %-9s %9.3f %9.3f %11.2f %8.1f %11.1f %7.0f%% %7.2fx\n", shape, r->kernel, cpu,
+                  median(r->wall_ms), r->weight_bytes / (1024.0 * 1024.0), gbps, read, 100.0 * gbps / read,
+                  best_fp32 / cpu);
     }
     if (!dump_dir.empty()) {
       dump(dump_dir, s, "x", w.x);
@@ -272,12 +316,20 @@ int main(int argc, char** argv) {
       dump(dump_dir, s, "s4g32", w.s4g32);
       dump(dump_dir, s, "s4g128", w.s4g128);
       std::ofstream times(dump_dir + "/times.txt", std::ios::app);
-      for (const Row& r : rows) {
-        dump(dump_dir, s, std::string("out_") + r.kernel, r.out);
-        times << shape << " " << r.kernel << " " << r.t.cpu_ms << "\n";
+      for (const auto& r : rows) {
+        dump(dump_dir, s, std::string("out_") + r->kernel, r->out);
+        times << shape << " " << r->kernel << " " << median(r->cpu_ms) << "\n";
       }
     }
   }
-  std::printf("(read GB/s at 1 GiB, beyond the last-level cache: %.1f)\n", read_gbps(size_t{1} << 30, 5));
+  std::vector<float> big((size_t{1} << 30) / 4, 1.0f);
+  std::vector<double> big_ms;
+  for (int i = 0; i < 5; ++i) {
+    const double c0 = thread_cpu_ms();
+    volatile float sink = sum_bytes(big.data(), big.size());
+    (void)sink;
+    big_ms.push_back(thread_cpu_ms() - c0);
+  }
+  std::printf("(read GB/s at 1 GiB, beyond the last-level cache: %.1f)\n", 1.073741824 / (median(big_ms) * 1e-3));
   return 0;
 }

@@ -23,7 +23,6 @@ numerically degenerate; dropout is the identity in eval.
 """
 
 import argparse
-import json
 import os
 import sys
 from collections import OrderedDict
@@ -34,7 +33,7 @@ sys.path.insert(0, HERE)
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 
-from export_fixtures import build_fixture  # noqa: E402
+from export_fixtures import build_fixture, update_manifest  # noqa: E402
 from torch_fixtures.architectures import ARCHITECTURES  # noqa: E402
 from torch_fixtures.models import Fixture, Method, randn_calls  # noqa: E402
 
@@ -95,11 +94,6 @@ def main(argv=None):
         ap.error("unknown architecture(s): %s" % ", ".join(unknown))
     torch.set_num_threads(max(1, min(8, os.cpu_count() or 1)))
     os.makedirs(out, exist_ok=True)
-    manifest_path = os.path.join(out, "manifest.json")
-    old = OrderedDict()
-    if os.path.exists(manifest_path):
-        with open(manifest_path) as f:
-            old = json.load(f, object_pairs_hook=OrderedDict)
     built = OrderedDict()
     for n in names:
         fx = fixture_of(n, args.full)
@@ -107,13 +101,7 @@ def main(argv=None):
         params = sum(len(v) for v in [built[n]["methods"]["model"]["parameters"]])
         print("wrote %s/%s.pt2 (%d bytes, %d parameter tensors)" % (out, n, os.path.getsize(
             os.path.join(out, n + ".pt2")), params))
-    manifest = OrderedDict()
-    for n in ARCHITECTURES:
-        if n in built or n in old:
-            manifest[n] = built.get(n) or old[n]
-    with open(manifest_path, "w") as f:
-        json.dump(manifest, f, indent=1)
-        f.write("\n")
+    update_manifest(out, list(ARCHITECTURES), built)
     return 0
 
 

@@ -265,23 +265,29 @@ def main(argv=None):
         ap.error("unknown fixture(s): %s" % ", ".join(unknown))
     torch.set_num_threads(1)
     os.makedirs(args.out, exist_ok=True)
-    manifest_path = os.path.join(args.out, "manifest.json")
-    old = OrderedDict()
-    if os.path.exists(manifest_path):
-        with open(manifest_path) as f:
-            old = json.load(f, object_pairs_hook=OrderedDict)
     built = OrderedDict()
     for n in names:
         built[n] = build_fixture(FIXTURES_BY_NAME[n], args.out)
         print("wrote %s/%s.pt2" % (args.out, n))
-    manifest = OrderedDict([("generations", GENERATIONS)])
-    for fx in FIXTURES:
-        if fx.name in built or fx.name in old:
-            manifest[fx.name] = built.get(fx.name) or old[fx.name]
-    with open(manifest_path, "w") as f:
+    update_manifest(args.out, [fx.name for fx in FIXTURES], built, OrderedDict([("generations", GENERATIONS)]))
+    return 0
+
+
+def update_manifest(out, order, built, head=None):
+    """Writes OUT/manifest.json: `head`, then one entry per name of `order`
+    (the entries just built, else those already in the file)."""
+    path = os.path.join(out, "manifest.json")
+    old = OrderedDict()
+    if os.path.exists(path):
+        with open(path) as f:
+            old = json.load(f, object_pairs_hook=OrderedDict)
+    manifest = OrderedDict(head or ())
+    for n in order:
+        if n in built or n in old:
+            manifest[n] = built.get(n) or old[n]
+    with open(path, "w") as f:
         json.dump(manifest, f, indent=1)
         f.write("\n")
-    return 0
 
 
 if __name__ == "__main__":

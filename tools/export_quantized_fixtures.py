@@ -35,7 +35,6 @@ back with torch.export.load must reproduce them).
 """
 
 import argparse
-import json
 import logging
 import os
 import sys
@@ -59,7 +58,7 @@ from torchao.quantization import (  # noqa: E402
 from torchao.quantization.granularity import PerGroup  # noqa: E402
 from torchao.utils import unwrap_tensor_subclass  # noqa: E402
 
-from export_fixtures import build_fixture  # noqa: E402
+from export_fixtures import build_fixture, update_manifest  # noqa: E402
 from torch_fixtures.models import (  # noqa: E402
     FIXTURES_BY_NAME,
     DecoderLM,
@@ -160,22 +159,11 @@ def main(argv=None):
         ap.error("unknown fixture(s): %s" % ", ".join(unknown))
     torch.set_num_threads(1)
     os.makedirs(args.out, exist_ok=True)
-    manifest_path = os.path.join(args.out, "manifest.json")
-    old = OrderedDict()
-    if os.path.exists(manifest_path):
-        with open(manifest_path) as f:
-            old = json.load(f, object_pairs_hook=OrderedDict)
     built = OrderedDict()
     for n in names:
         built[n] = build_fixture(fixture(*table[n]), args.out)
         print("wrote %s/%s.pt2 (%d bytes)" % (args.out, n, os.path.getsize(os.path.join(args.out, n + ".pt2"))))
-    manifest = OrderedDict()
-    for n in table:
-        if n in built or n in old:
-            manifest[n] = built.get(n) or old[n]
-    with open(manifest_path, "w") as f:
-        json.dump(manifest, f, indent=1)
-        f.write("\n")
+    update_manifest(args.out, list(table), built)
     return 0
 
 

@@ -192,40 +192,16 @@ Result<Value*> rows_of_x(Rewriter& rw, const Plan& p, Node* before) {
 }  // namespace
 
 Result<bool> FuseDynamicInt8Linear::run(ExportedProgram& program, PassContext& ctx) {
-  Constness k(program);
-  Rewriter rw(program);
-  std::vector<Node*> muls;
-  for (Node* n : rw.graph().nodes()) {
-    if (n->target() == kMul) muls.push_back(n);
-  }
-  std::unordered_set<const Node*> erased;
-  bool changed = false;
-  for (Node* n : muls) {
-    if (erased.count(n)) continue;  // the inner mul of a pattern fused before
-    std::optional<Plan> p = match(k, n);
-    if (!p) continue;
-    const std::string node = n->name();
-    if (!p->refused.empty()) {
-      ctx.kept(node, "mul '" + node + "' kept: " + p->refused);
-      continue;
-    }
-    const double eps = float_arg(p->choose, "eps").value_or(std::numeric_limits<float>::min());
-    LATHE_ASSIGN_OR_RETURN(Value * x_rows, rows_of_x(rw, *p, n));
+  return fuse_at_muls(program, ctx, "lathe.dynamic_int8_mm", match, [](Rewriter& rw, Node* mul, const Plan& p) -> Status {
+    const double eps = float_arg(p.choose, "eps").value_or(std::numeric_limits<float>::min());
+    LATHE_ASSIGN_OR_RETURN(Value * x_rows, rows_of_x(rw, p, mul));
     std::vector<NamedArgument> args;
     args.push_back(NamedArgument{"self", TensorRef{x_rows}, ArgKind::Positional});
-    args.push_back(NamedArgument{"mat2", TensorRef{p->q}, ArgKind::Positional});
-    args.push_back(NamedArgument{"scales", TensorRef{p->s}, ArgKind::Positional});
+    args.push_back(NamedArgument{"mat2", TensorRef{p.q}, ArgKind::Positional});
+    args.push_back(NamedArgument{"scales", TensorRef{p.s}, ArgKind::Positional});
     args.push_back(NamedArgument{"eps", Argument(eps), ArgKind::Positional});
-    LATHE_RETURN_IF_ERROR(rw.retarget(n, kDynamicInt8Mm, std::move(args)));
-    erased.insert(p->chain.begin(), p->chain.end());
-    LATHE_RETURN_IF_ERROR(erase_dead(rw, p->chain));
-    changed = true;
-    if (ctx.record_rewrites()) {
-      ctx.rewritten(node, "mul '" + node + "' rewritten to lathe.dynamic_int8_mm (int8 weight " + quoted(p->q) +
-                              " is " + k.describe(p->q) + ")");
-    }
-  }
-  return changed;
+    return rw.retarget(mul, kDynamicInt8Mm, std::move(args));
+  });
 }
 
 }  // namespace lathe

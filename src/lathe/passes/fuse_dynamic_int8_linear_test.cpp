@@ -6,36 +6,20 @@
 
 #include <gtest/gtest.h>
 
-#include <map>
-
 #include "lathe/ir/graph_builder.h"
 #include "lathe/ir/verify.h"
-#include "lathe/passes/pass_manager.h"
+#include "lathe/passes/pass_test_support.h"
 
 namespace lathe {
 namespace {
 
 constexpr int64_t N = 6, K = 8;
 
-std::map<std::string, int> op_counts(const Graph& g) {
-  std::map<std::string, int> ops;
-  for (const Node* n : g.nodes()) ops[GraphBuilder::op_base_name(n->target())]++;
-  return ops;
-}
+using testing::expect_unchanged;
+using testing::op_histogram;
+using testing::run_pass;
 
-std::vector<std::string> run(ExportedProgram& ep, bool* changed = nullptr) {
-  PassManagerOptions options;
-  options.verify_each = true;
-  PassManager pm(options);
-  pm.add(std::make_unique<FuseDynamicInt8Linear>());
-  PassContext ctx;
-  Result<bool> r = pm.run(ep, "forward", ctx);
-  EXPECT_TRUE(r.ok()) << r.error().message();
-  if (changed) *changed = r.ok() && *r;
-  std::vector<std::string> lines;
-  for (const auto& rec : ctx.records()) lines.push_back(rec.message);
-  return lines;
-}
+std::unique_ptr<Pass> pass() { return std::make_unique<FuseDynamicInt8Linear>(); }
 
 struct Options {
   std::vector<int64_t> x_shape = {3, K};
@@ -84,12 +68,11 @@ TEST(FuseDynamicInt8Linear, TwoDimensionalInputBecomesOneOp) {
   GraphBuilder b(ep);
   Value* x = b.user_input("x", {3, K});
   b.user_output(torchao_dynamic_linear(b, x, {}));
-  bool changed = false;
-  auto lines = run(ep, &changed);
-  EXPECT_TRUE(changed);
-  ASSERT_EQ(lines.size(), 1u);
-  EXPECT_EQ(lines[0], "mul 'mul_5' rewritten to lathe.dynamic_int8_mm (int8 weight 'p_fc_weight' is parameter 'fc.weight')");
-  auto ops = op_counts(ep.graph());
+  testing::PassRun r = run_pass(ep, pass());
+  EXPECT_TRUE(r.changed);
+  ASSERT_EQ(r.rewritten.size(), 1u);
+  EXPECT_EQ(r.rewritten[0], "mul 'mul_5' rewritten to lathe.dynamic_int8_mm (int8 weight 'p_fc_weight' is parameter 'fc.weight')");
+  auto ops = op_histogram(ep.graph());
   EXPECT_EQ(ops["dynamic_int8_mm"], 1);
   for (const char* gone : {"choose_qparams_affine", "quantize_affine", "_int_mm", "t", "reshape", "to",
                            "_assert_tensor_metadata"}) {
@@ -111,7 +94,7 @@ TEST(FuseDynamicInt8Linear, ThreeDimensionalInputIsReshapedIntoRows) {
   o.x_shape = {2, 5, K};
   Value* x = b.user_input("x", o.x_shape);
   b.user_output(torchao_dynamic_linear(b, x, o));
-  ASSERT_EQ(run(ep).size(), 1u);
+  ASSERT_EQ(run_pass(ep, pass()).rewritten.size(), 1u);
   const Node* op = ep.graph().outputs()[0].tensor()->producer();
   ASSERT_EQ(op->target(), FuseDynamicInt8Linear::kDynamicInt8Mm);
   const Node* rows = op->input("self")->tensor()->producer();
@@ -130,11 +113,9 @@ TEST(FuseDynamicInt8Linear, RuntimeWeightIsKept_NEG) {
   Options o;
   o.weight_is_input = true;
   b.user_output(torchao_dynamic_linear(b, x, o));
-  bool changed = true;
-  auto lines = run(ep, &changed);
-  EXPECT_FALSE(changed);
-  ASSERT_EQ(lines.size(), 1u);
-  EXPECT_EQ(lines[0], "mul 'mul_5' kept: quantized weight 'q' is user input 'q'");
+  testing::PassRun r = expect_unchanged(ep, pass());
+  ASSERT_EQ(r.kept.size(), 1u);
+  EXPECT_EQ(r.kept[0], "mul 'mul_5' kept: quantized weight 'q' is user input 'q'");
 }
 
 TEST(FuseDynamicInt8Linear, AsymmetricActivationsAreKept_NEG) {
@@ -144,9 +125,9 @@ TEST(FuseDynamicInt8Linear, AsymmetricActivationsAreKept_NEG) {
   Options o;
   o.mapping = "ASYMMETRIC";
   b.user_output(torchao_dynamic_linear(b, x, o));
-  auto lines = run(ep);
-  ASSERT_EQ(lines.size(), 1u);
-  EXPECT_EQ(lines[0], "mul 'mul_5' kept: choose_qparams_affine 'getitem' maps \"ASYMMETRIC\", not SYMMETRIC");
+  testing::PassRun r = expect_unchanged(ep, pass());
+  ASSERT_EQ(r.kept.size(), 1u);
+  EXPECT_EQ(r.kept[0], "mul 'mul_5' kept: choose_qparams_affine 'getitem' maps \"ASYMMETRIC\", not SYMMETRIC");
 }
 
 TEST(FuseDynamicInt8Linear, ScaleReadOutsideThePatternIsKept_NEG) {
@@ -158,9 +139,9 @@ TEST(FuseDynamicInt8Linear, ScaleReadOutsideThePatternIsKept_NEG) {
   Value* scale = nullptr;
   b.user_output(torchao_dynamic_linear(b, x, o, &scale));
   b.user_output(scale);
-  auto lines = run(ep);
-  ASSERT_EQ(lines.size(), 1u);
-  EXPECT_EQ(lines[0], "mul 'mul_5' kept: 'getitem' has users outside the pattern; fusing would compute it twice");
+  testing::PassRun r = expect_unchanged(ep, pass());
+  ASSERT_EQ(r.kept.size(), 1u);
+  EXPECT_EQ(r.kept[0], "mul 'mul_5' kept: 'getitem' has users outside the pattern; fusing would compute it twice");
 }
 
 }  // namespace

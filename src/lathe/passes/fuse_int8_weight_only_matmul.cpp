@@ -21,7 +21,6 @@ namespace {
 
 using namespace quant_match;
 
-constexpr std::string_view kMul = "torch.ops.aten.mul.Tensor";
 constexpr std::string_view kMm = "torch.ops.aten.mm.default";
 constexpr std::string_view kInt8Mm = "torch.ops.aten._weight_int8pack_mm.default";
 
@@ -77,7 +76,7 @@ std::string check(const Constness& k, Node* mul, Plan& p) {
 
 // The candidate a mul is, trying both operand orders.
 std::optional<Plan> match(const Constness& k, Node* mul) {
-  if (mul->target() != kMul) return std::nullopt;
+  if (mul->target() != "torch.ops.aten.mul.Tensor") return std::nullopt;
   Value* a = tensor_arg(mul, "self");
   Value* b = tensor_arg(mul, "other");
   if (!a || !b) return std::nullopt;
@@ -90,34 +89,13 @@ std::optional<Plan> match(const Constness& k, Node* mul) {
 }  // namespace
 
 Result<bool> FuseInt8WeightOnlyMatmul::run(ExportedProgram& program, PassContext& ctx) {
-  Constness k(program);
-  Rewriter rw(program);
-  std::vector<Node*> muls;
-  for (Node* n : rw.graph().nodes()) {
-    if (n->target() == kMul) muls.push_back(n);
-  }
-  bool changed = false;
-  for (Node* n : muls) {  // a rewrite erases only nodes upstream of its mul, never another mul
-    std::optional<Plan> p = match(k, n);
-    if (!p) continue;
-    const std::string node = n->name();
-    if (!p->refused.empty()) {
-      ctx.kept(node, "mul '" + node + "' kept: " + p->refused);
-      continue;
-    }
+  return fuse_at_muls(program, ctx, "_weight_int8pack_mm", match, [](Rewriter& rw, Node* mul, const Plan& p) {
     std::vector<NamedArgument> args;
-    args.push_back(NamedArgument{"self", TensorRef{p->x}, ArgKind::Positional});
-    args.push_back(NamedArgument{"mat2", TensorRef{p->q}, ArgKind::Positional});
-    args.push_back(NamedArgument{"scales", TensorRef{p->s}, ArgKind::Positional});
-    LATHE_RETURN_IF_ERROR(rw.retarget(n, kInt8Mm, std::move(args)));
-    LATHE_RETURN_IF_ERROR(erase_dead(rw, p->chain));
-    changed = true;
-    if (ctx.record_rewrites()) {
-      ctx.rewritten(node, "mul '" + node + "' rewritten to _weight_int8pack_mm (int8 weight " + quoted(p->q) + " is " +
-                              k.describe(p->q) + ")");
-    }
-  }
-  return changed;
+    args.push_back(NamedArgument{"self", TensorRef{p.x}, ArgKind::Positional});
+    args.push_back(NamedArgument{"mat2", TensorRef{p.q}, ArgKind::Positional});
+    args.push_back(NamedArgument{"scales", TensorRef{p.s}, ArgKind::Positional});
+    return rw.retarget(mul, kInt8Mm, std::move(args));
+  });
 }
 
 }  // namespace lathe

@@ -6,36 +6,20 @@
 
 #include <gtest/gtest.h>
 
-#include <map>
-
 #include "lathe/ir/graph_builder.h"
 #include "lathe/ir/verify.h"
-#include "lathe/passes/pass_manager.h"
+#include "lathe/passes/pass_test_support.h"
 
 namespace lathe {
 namespace {
 
 constexpr int64_t N = 6, K = 8, M = 3;
 
-std::map<std::string, int> op_counts(const Graph& g) {
-  std::map<std::string, int> ops;
-  for (const Node* n : g.nodes()) ops[GraphBuilder::op_base_name(n->target())]++;
-  return ops;
-}
+using testing::expect_unchanged;
+using testing::op_histogram;
+using testing::run_pass;
 
-std::vector<std::string> run(ExportedProgram& ep, bool* changed = nullptr) {
-  PassManagerOptions options;
-  options.verify_each = true;
-  PassManager pm(options);
-  pm.add(std::make_unique<FuseInt8WeightOnlyMatmul>());
-  PassContext ctx;
-  Result<bool> r = pm.run(ep, "forward", ctx);
-  EXPECT_TRUE(r.ok()) << r.error().message();
-  if (changed) *changed = r.ok() && *r;
-  std::vector<std::string> lines;
-  for (const auto& rec : ctx.records()) lines.push_back(rec.message);
-  return lines;
-}
+std::unique_ptr<Pass> pass() { return std::make_unique<FuseInt8WeightOnlyMatmul>(); }
 
 struct Options {
   bool weight_is_input = false;
@@ -64,12 +48,11 @@ TEST(FuseInt8WeightOnlyMatmul, TorchaoLinearBecomesWeightInt8PackMm) {
   GraphBuilder b(ep);
   Value* x = b.user_input("x", {M, K});
   b.user_output(torchao_linear(b, x, {}));
-  bool changed = false;
-  auto lines = run(ep, &changed);
-  EXPECT_TRUE(changed);
-  ASSERT_EQ(lines.size(), 1u);
-  EXPECT_EQ(lines[0], "mul 'mul' rewritten to _weight_int8pack_mm (int8 weight 'p_fc_weight' is parameter 'fc.weight')");
-  auto ops = op_counts(ep.graph());
+  testing::PassRun r = run_pass(ep, pass());
+  EXPECT_TRUE(r.changed);
+  ASSERT_EQ(r.rewritten.size(), 1u);
+  EXPECT_EQ(r.rewritten[0], "mul 'mul' rewritten to _weight_int8pack_mm (int8 weight 'p_fc_weight' is parameter 'fc.weight')");
+  auto ops = op_histogram(ep.graph());
   EXPECT_EQ(ops["_weight_int8pack_mm"], 1);
   EXPECT_EQ(ops["mm"], 0);
   EXPECT_EQ(ops["t"], 0);
@@ -90,11 +73,9 @@ TEST(FuseInt8WeightOnlyMatmul, RuntimeWeightIsKept_NEG) {
   Options o;
   o.weight_is_input = true;
   b.user_output(torchao_linear(b, x, o));
-  bool changed = true;
-  auto lines = run(ep, &changed);
-  EXPECT_FALSE(changed);
-  ASSERT_EQ(lines.size(), 1u);
-  EXPECT_EQ(lines[0], "mul 'mul' kept: quantized weight 'q' is user input 'q'");
+  testing::PassRun r = expect_unchanged(ep, pass());
+  ASSERT_EQ(r.kept.size(), 1u);
+  EXPECT_EQ(r.kept[0], "mul 'mul' kept: quantized weight 'q' is user input 'q'");
 }
 
 TEST(FuseInt8WeightOnlyMatmul, RuntimeScalesAreKept_NEG) {
@@ -104,9 +85,9 @@ TEST(FuseInt8WeightOnlyMatmul, RuntimeScalesAreKept_NEG) {
   Options o;
   o.scale_is_input = true;
   b.user_output(torchao_linear(b, x, o));
-  auto lines = run(ep);
-  ASSERT_EQ(lines.size(), 1u);
-  EXPECT_EQ(lines[0], "mul 'mul' kept: scales 'flatten' are not derived from constants by shape ops alone");
+  testing::PassRun r = expect_unchanged(ep, pass());
+  ASSERT_EQ(r.kept.size(), 1u);
+  EXPECT_EQ(r.kept[0], "mul 'mul' kept: scales 'flatten' are not derived from constants by shape ops alone");
 }
 
 TEST(FuseInt8WeightOnlyMatmul, MatmulReadElsewhereIsKept_NEG) {
@@ -118,9 +99,9 @@ TEST(FuseInt8WeightOnlyMatmul, MatmulReadElsewhereIsKept_NEG) {
   Value* mm = nullptr;
   b.user_output(torchao_linear(b, x, o, &mm));
   b.user_output(mm);
-  auto lines = run(ep);
-  ASSERT_EQ(lines.size(), 1u);
-  EXPECT_EQ(lines[0], "mul 'mul' kept: 'mm' has other users; fusing would compute it twice");
+  testing::PassRun r = expect_unchanged(ep, pass());
+  ASSERT_EQ(r.kept.size(), 1u);
+  EXPECT_EQ(r.kept[0], "mul 'mul' kept: 'mm' has other users; fusing would compute it twice");
 }
 
 TEST(FuseInt8WeightOnlyMatmul, FloatMatmulTimesAScaleIsNotACandidate) {
@@ -131,9 +112,8 @@ TEST(FuseInt8WeightOnlyMatmul, FloatMatmulTimesAScaleIsNotACandidate) {
   Value* s = b.parameter("s", {N});
   Value* mm = b.call("aten.mm.default", {{"self", x}, {"mat2", w}}, {M, N});
   b.user_output(b.call("aten.mul.Tensor", {{"self", mm}, {"other", s}}, {M, N}));
-  bool changed = true;
-  EXPECT_TRUE(run(ep, &changed).empty());
-  EXPECT_FALSE(changed);
+  testing::PassRun r = expect_unchanged(ep, pass());
+  EXPECT_TRUE(r.kept.empty());
 }
 
 }  // namespace

@@ -11,9 +11,12 @@
 #include <string_view>
 #include <vector>
 
+#include <unordered_set>
+
 #include "lathe/analysis/constness.h"
 #include "lathe/ir/exported_program.h"
 #include "lathe/ir/rewriter.h"
+#include "lathe/passes/pass.h"
 
 namespace lathe::quant_match {
 
@@ -74,5 +77,44 @@ std::optional<int64_t> first_nonzero(const Tensor& t, int64_t* value);
 // Symmetric only: "" if the stored zero points are all 0, else why not.
 std::string check_zero_points(const ExportedProgram& ep, const Constness& k, const Value* zeros,
                               const std::string& op);
+
+// The driver of a fusion whose pattern ends in an aten.mul.Tensor (the
+// scale): for every mul of the graph, in order, `match(k, mul)` gives
+// nullopt (not a candidate) or a plan (fields q, the weight; chain, the
+// nodes the fused op replaces; refused, why not, or empty). A refusal is
+// recorded as kept; otherwise `rewrite(rw, mul, plan)` retargets the mul,
+// the chain's dead nodes are erased and the rewrite is recorded, naming
+// `op` and the weight. A mul a previous rewrite erased is skipped.
+template <typename Match, typename Rewrite>
+Result<bool> fuse_at_muls(ExportedProgram& program, PassContext& ctx, std::string_view op, Match match,
+                          Rewrite rewrite) {
+  Constness k(program);
+  Rewriter rw(program);
+  std::vector<Node*> muls;
+  for (Node* n : rw.graph().nodes()) {
+    if (n->target() == "torch.ops.aten.mul.Tensor") muls.push_back(n);
+  }
+  std::unordered_set<const Node*> erased;
+  bool changed = false;
+  for (Node* n : muls) {
+    if (erased.count(n)) continue;
+    auto plan = match(k, n);
+    if (!plan) continue;
+    const std::string node = n->name();
+    if (!plan->refused.empty()) {
+      ctx.kept(node, "mul '" + node + "' kept: " + plan->refused);
+      continue;
+    }
+    LATHE_RETURN_IF_ERROR(rewrite(rw, n, *plan));
+    erased.insert(plan->chain.begin(), plan->chain.end());
+    LATHE_RETURN_IF_ERROR(erase_dead(rw, plan->chain));
+    changed = true;
+    if (ctx.record_rewrites()) {
+      ctx.rewritten(node, "mul '" + node + "' rewritten to " + std::string(op) + " (int8 weight " + quoted(plan->q) +
+                              " is " + k.describe(plan->q) + ")");
+    }
+  }
+  return changed;
+}
 
 }  // namespace lathe::quant_match

@@ -12,6 +12,7 @@
 
 #include "lathe/ir/graph_builder.h"
 #include "lathe/runtime/executor.h"
+#include "lathe/runtime/parallel.h"
 #include "lathe/runtime/quantized_test_support.h"
 
 namespace lathe {
@@ -144,6 +145,33 @@ TEST(QuantizedLinear, ExecutorRepacksConstantWeightsOnceAndRuntimeWeightsPerCall
       EXPECT_EQ(rel_diff((*r)[0], expected, expected), 0.0);
     }
   }
+}
+
+// Threads split the output channels (groups of panels): every output is
+// computed by one thread with the same code, so two threads give the
+// one-thread result bit for bit. Shapes large enough to be split.
+TEST(QuantizedLinear, TwoThreadsGiveTheOneThreadResult) {
+  const int64_t M = 3, N = 200, K = 256;
+  const Tensor x = GraphBuilder::deterministic_tensor("x", DType::Float32, {M, K});
+  const Tensor q8 = GraphBuilder::deterministic_tensor("q8", DType::Int8, {N, K});
+  const Tensor s8 = GraphBuilder::deterministic_tensor("s8", DType::Float32, {N});
+  Tensor q4 = Tensor::empty(DType::Int8, {N, K});
+  for (int64_t i = 0; i < N * K; ++i) kernels::mdata<int8_t>(q4)[i] = static_cast<int8_t>(i * 7 % 16 - 8);
+  const Tensor s4 = GraphBuilder::deterministic_tensor("s4", DType::Float32, {N, K / 32});
+  auto both = [&](Tensor& o8, Tensor& o4) {
+    ASSERT_TRUE(kernels::weight_int8pack_mm_out(x, q8, s8, o8).ok());
+    ASSERT_TRUE(kernels::weight_int4_group_mm_out(x, q4, s4, 32, o4).ok());
+  };
+  Tensor one8 = Tensor::empty(DType::Float32, {M, N}), one4 = Tensor::empty(DType::Float32, {M, N});
+  Tensor two8 = Tensor::empty(DType::Float32, {M, N}), two4 = Tensor::empty(DType::Float32, {M, N});
+  const int before = num_threads();
+  set_num_threads(1);
+  both(one8, one4);
+  set_num_threads(2);
+  both(two8, two4);
+  set_num_threads(before);
+  EXPECT_EQ(rel_diff(two8, one8, one8), 0.0);
+  EXPECT_EQ(rel_diff(two4, one4, one4), 0.0);
 }
 
 TEST(QuantizedLinear, BadInt4PackArgumentsAreErrors_NEG) {

@@ -78,8 +78,10 @@ void run_dynamic(const Tensor& x_raw, const Int8VnniPanels& w, const Tensor& sca
   const float* sp = cdata<float>(s);
   float* op = mdata<float>(out);
   const qpanels::VnniPanelFn fn = qpanels::vnni_panel_fn(isa);
-  qpanels::for_row_chunks(M, N, K, 1, [&](int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p) {
+  const int64_t group = qpanels::kPanelGroup;
+  auto chunk = [&](int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; p += group) {
+      const int64_t count = std::min(group, p1 - p);
       qpanels::QuantizedRows r;
       r.x = xu.data() + m0 * ldx;
       r.ldx = ldx;
@@ -87,10 +89,11 @@ void run_dynamic(const Tensor& x_raw, const Int8VnniPanels& w, const Tensor& sca
       r.m = m1 - m0;
       r.out = op + m0 * N + p * kPanel;
       r.ldo = N;
-      r.width = std::min(kPanel, N - p * kPanel);
-      fn(w, p, sp + p * kPanel, r);
+      r.width = std::min(kPanel, N - (p + count - 1) * kPanel);
+      fn(w, p, count, sp + p * kPanel, r);
     }
-  });
+  };
+  qpanels::for_row_chunks(M, N, K, 1, chunk, group);
 }
 
 Status check_dynamic_args(const Tensor& x, const Tensor& w, const Tensor& scales) {

@@ -103,15 +103,26 @@ std::shared_ptr<const Int4Panels> pack_int4_torch(const Tensor& w_raw, const Ten
 
 // ---- running the panels ---------------------------------------------------------
 
-qpanels::PanelRows rows_of(const float* x, int64_t K, float* out, int64_t N, int64_t m0, int64_t m1, int64_t p) {
-  qpanels::PanelRows r;
-  r.x = x + m0 * K;
-  r.ldx = K;
-  r.m = m1 - m0;
-  r.out = out + m0 * N + p * kPanel;
-  r.ldo = N;
-  r.width = std::min(kPanel, N - p * kPanel);
-  return r;
+// Calls fn(m0, p, count, rows) for every group of up to kPanelGroup panels
+// from panel p (count of them) and every chunk of rows from m0 (rows: x,
+// out and the last panel's width set); threads split the groups.
+template <typename Fn>
+void for_panel_groups(const float* x, int64_t M, int64_t K, float* out, int64_t N, Fn fn) {
+  const int64_t group = qpanels::kPanelGroup;
+  auto chunk = [&](int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; p += group) {
+      const int64_t count = std::min(group, p1 - p);
+      qpanels::PanelRows rows;
+      rows.x = x + m0 * K;
+      rows.ldx = K;
+      rows.m = m1 - m0;
+      rows.out = out + m0 * N + p * kPanel;
+      rows.ldo = N;
+      rows.width = std::min(kPanel, N - (p + count - 1) * kPanel);
+      fn(m0, p, count, rows);
+    }
+  };
+  qpanels::for_row_chunks(M, N, K, 4, chunk, group);
 }
 
 void run_int8(const Tensor& x_raw, const Int8Panels& w, const Tensor& scales_raw, Tensor& out, simd::Isa isa) {
@@ -121,8 +132,8 @@ void run_int8(const Tensor& x_raw, const Int8Panels& w, const Tensor& scales_raw
   float* op = mdata<float>(out);
   const int64_t M = x.sizes[0], N = w.n, K = w.k;
   const qpanels::Int8PanelFn fn = qpanels::int8_panel_fn(isa);
-  qpanels::for_row_chunks(M, N, K, 4, [&](int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p) fn(w, p, sp + p * kPanel, rows_of(xp, K, op, N, m0, m1, p));
+  for_panel_groups(xp, M, K, op, N, [&](int64_t, int64_t p, int64_t count, const qpanels::PanelRows& rows) {
+    fn(w, p, count, sp + p * kPanel, rows);
   });
 }
 
@@ -137,8 +148,8 @@ void run_int4(const Tensor& x_raw, const Int4Panels& w, Tensor& out, simd::Isa i
     for (int64_t k = 0; k < K; ++k) xsum[m * groups + k / w.group] += xp[m * K + k];
   }
   const qpanels::Int4PanelFn fn = qpanels::int4_panel_fn(isa);
-  qpanels::for_row_chunks(M, N, K, 4, [&](int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p) fn(w, p, xsum.data() + m0 * groups, rows_of(xp, K, op, N, m0, m1, p));
+  for_panel_groups(xp, M, K, op, N, [&](int64_t m0, int64_t p, int64_t count, const qpanels::PanelRows& rows) {
+    fn(w, p, count, xsum.data() + m0 * groups, rows);
   });
 }
 

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "lathe/runtime/kernels/simd.h"
@@ -87,9 +88,13 @@ struct QuantizedRows {
   int64_t ldo = 0;
   int64_t width = kPanel;
 };
-using VnniPanelFn = void (*)(const Int8VnniPanels& w, int64_t panel, const float* scales, const QuantizedRows& rows);
-void vnni_panel_scalar(const Int8VnniPanels& w, int64_t panel, const float* scales, const QuantizedRows& rows);
-void vnni_panel_avx512(const Int8VnniPanels& w, int64_t panel, const float* scales, const QuantizedRows& rows);
+// `count` panels from `panel` (rows.width: the last one's), as Int8PanelFn.
+using VnniPanelFn = void (*)(const Int8VnniPanels& w, int64_t panel, int64_t count, const float* scales,
+                             const QuantizedRows& rows);
+void vnni_panel_scalar(const Int8VnniPanels& w, int64_t panel, int64_t count, const float* scales,
+                       const QuantizedRows& rows);
+void vnni_panel_avx512(const Int8VnniPanels& w, int64_t panel, int64_t count, const float* scales,
+                       const QuantizedRows& rows);
 // Avx512Vnni: the vpdpbusd kernel; anything else: scalar.
 VnniPanelFn vnni_panel_fn(simd::Isa isa);
 
@@ -104,38 +109,67 @@ struct PanelRows {
   int64_t width = kPanel;
 };
 
-// out = (x @ w[panel]^T) * scales, `scales` pointing at the panel's first
-// channel (width entries).
-using Int8PanelFn = void (*)(const Int8Panels& w, int64_t panel, const float* scales, const PanelRows& rows);
+// out = (x @ w[panels]^T) * scales for `count` (1 to kInt8Group) consecutive
+// panels from `panel`: out and `scales` point at the first panel's first
+// channel; rows.width is the last panel's width (the others are full).
+// Several panels at once share each load of x and keep several weight
+// streams in flight, which a single row (a GEMV) needs to reach the memory
+// bandwidth.
+constexpr int64_t kPanelGroup = 4;
+using Int8PanelFn = void (*)(const Int8Panels& w, int64_t panel, int64_t count, const float* scales,
+                             const PanelRows& rows);
 // out = sum over groups g of scale * (x[:, g] @ (u - 8)[g]) + zero * xsum[r * groups + g],
-// xsum[r, g] the sum of row r of x over group g.
-using Int4PanelFn = void (*)(const Int4Panels& w, int64_t panel, const float* xsum, const PanelRows& rows);
+// xsum[r, g] the sum of row r of x over group g; `count` panels from
+// `panel` as for Int8PanelFn.
+using Int4PanelFn = void (*)(const Int4Panels& w, int64_t panel, int64_t count, const float* xsum,
+                             const PanelRows& rows);
 
-void int8_panel_scalar(const Int8Panels& w, int64_t panel, const float* scales, const PanelRows& rows);
-void int8_panel_avx2(const Int8Panels& w, int64_t panel, const float* scales, const PanelRows& rows);
-void int8_panel_avx512(const Int8Panels& w, int64_t panel, const float* scales, const PanelRows& rows);
-void int4_panel_scalar(const Int4Panels& w, int64_t panel, const float* xsum, const PanelRows& rows);
-void int4_panel_avx2(const Int4Panels& w, int64_t panel, const float* xsum, const PanelRows& rows);
-void int4_panel_avx512(const Int4Panels& w, int64_t panel, const float* xsum, const PanelRows& rows);
+void int8_panel_scalar(const Int8Panels& w, int64_t panel, int64_t count, const float* scales, const PanelRows& rows);
+void int8_panel_avx2(const Int8Panels& w, int64_t panel, int64_t count, const float* scales, const PanelRows& rows);
+void int8_panel_avx512(const Int8Panels& w, int64_t panel, int64_t count, const float* scales, const PanelRows& rows);
+void int4_panel_scalar(const Int4Panels& w, int64_t panel, int64_t count, const float* xsum, const PanelRows& rows);
+void int4_panel_avx2(const Int4Panels& w, int64_t panel, int64_t count, const float* xsum, const PanelRows& rows);
+void int4_panel_avx512(const Int4Panels& w, int64_t panel, int64_t count, const float* xsum, const PanelRows& rows);
 
 // The microkernel for `isa` (Scalar where the build has no such path).
 Int8PanelFn int8_panel_fn(simd::Isa isa);
 Int4PanelFn int4_panel_fn(simd::Isa isa);
 
+// The remainder of for_row_blocks: f(N, r) for the one N equal to `rest`.
+template <int N, typename F>
+void row_tail(int64_t rest, int64_t r, F& f) {
+  if constexpr (N > 0) {
+    if (rest == N) f(std::integral_constant<int, N>{}, r);
+    else row_tail<N - 1>(rest, r, f);
+  }
+}
+
+// Splits m rows into the blocks a microkernel template handles: f(MR, r)
+// for rows [r, r + MR), MR a std::integral_constant: Block while that many
+// are left, then the remainder (1 to Block - 1) once.
+template <int Block, typename F>
+void for_row_blocks(int64_t m, F&& f) {
+  int64_t r = 0;
+  for (; r + Block <= m; r += Block) f(std::integral_constant<int, Block>{}, r);
+  row_tail<Block - 1>(m - r, r, f);
+}
+
 // Calls run(m0, m1, p0, p1) over chunks of rows [m0, m1) (a chunk of
 // activations, about 1 MiB, stays in L2 while every panel streams past it)
 // and, within a chunk, over panel ranges [p0, p1) split across threads.
+// `group` > 1: thread ranges are whole groups of that many panels.
 template <typename Run>
-void for_row_chunks(int64_t M, int64_t N, int64_t K, int64_t row_bytes_per_k, Run run) {
+void for_row_chunks(int64_t M, int64_t N, int64_t K, int64_t row_bytes_per_k, Run run, int64_t group = 1) {
   const int64_t per_row = std::max<int64_t>(K, 1) * row_bytes_per_k;
   const int64_t chunk = std::max<int64_t>(8, (int64_t{1} << 20) / per_row / 8 * 8);
   const int64_t panels = panels_of(N);
   const bool parallel = num_threads() > 1 && M * N * K >= 32768;
   for (int64_t m0 = 0; m0 < M; m0 += chunk) {
     const int64_t m1 = std::min(M, m0 + chunk);
-    auto body = [&](int64_t p0, int64_t p1) { run(m0, m1, p0, p1); };
-    if (parallel) parallel_for(0, panels, 1, body);
-    else body(0, panels);
+    auto body = [&](int64_t g0, int64_t g1) { run(m0, m1, g0 * group, std::min(panels, g1 * group)); };
+    const int64_t groups = (panels + group - 1) / group;
+    if (parallel) parallel_for(0, groups, 1, body);
+    else body(0, groups);
   }
 }
 

@@ -127,41 +127,36 @@ LATHE_AVX2 void int4_rows(const Int4Panels& w, const uint32_t* data, const float
 
 }  // namespace
 
-LATHE_AVX2 void int8_panel_avx2(const Int8Panels& w, int64_t panel, const float* scales, const PanelRows& rows) {
-  const int8_t* base = reinterpret_cast<const int8_t*>(w.data.data()) + panel * w.k * kPanel;
-  const int64_t K = w.k, ldx = rows.ldx, ldo = rows.ldo, width = rows.width;
-  int64_t r = 0;
-  for (; r + 6 <= rows.m; r += 6) int8_rows<6, 1>(base, K, rows.x + r * ldx, ldx, scales, rows.out + r * ldo, ldo, width);
-  const float* x = rows.x + r * ldx;
-  float* out = rows.out + r * ldo;
-  switch (rows.m - r) {
-    case 1: int8_rows<1, 3>(base, K, x, ldx, scales, out, ldo, width); break;
-    case 2: int8_rows<2, 2>(base, K, x, ldx, scales, out, ldo, width); break;
-    case 3: int8_rows<3, 1>(base, K, x, ldx, scales, out, ldo, width); break;
-    case 4: int8_rows<4, 1>(base, K, x, ldx, scales, out, ldo, width); break;
-    case 5: int8_rows<5, 1>(base, K, x, ldx, scales, out, ldo, width); break;
-    default: break;
+// One panel at a time: the 16 ymm registers hold no more than one panel's
+// accumulators for a block of rows.
+LATHE_AVX2 void int8_panel_avx2(const Int8Panels& w, int64_t panel, int64_t count, const float* scales,
+                                const PanelRows& group) {
+  for (int64_t c = 0; c < count; ++c) {
+    const int8_t* base = reinterpret_cast<const int8_t*>(w.data.data()) + (panel + c) * w.k * kPanel;
+    const int64_t K = w.k, ldx = group.ldx, ldo = group.ldo, width = c + 1 == count ? group.width : kPanel;
+    const float* sc = scales + c * kPanel;
+    float* out0 = group.out + c * kPanel;
+    for_row_blocks<6>(group.m, [&](auto mr, int64_t r) {
+      constexpr int MR = decltype(mr)::value;
+      constexpr int U = MR == 1 ? 3 : MR == 2 ? 2 : 1;
+      int8_rows<MR, U>(base, K, group.x + r * ldx, ldx, sc, out0 + r * ldo, ldo, width);
+    });
   }
 }
 
-LATHE_AVX2 void int4_panel_avx2(const Int4Panels& w, int64_t panel, const float* xsum, const PanelRows& rows) {
+LATHE_AVX2 void int4_panel_avx2(const Int4Panels& w, int64_t panel, int64_t count, const float* xsum,
+                                const PanelRows& group) {
   const int64_t groups = w.groups();
-  const uint32_t* data = reinterpret_cast<const uint32_t*>(w.data.data()) + panel * (w.k / 8) * kPanel;
-  const float* sc = w.scales.data() + panel * groups * kPanel;
-  const float* z = w.zeros.data() + panel * groups * kPanel;
-  const int64_t ldx = rows.ldx, ldo = rows.ldo, width = rows.width;
-  int64_t r = 0;
-  for (; r + 4 <= rows.m; r += 4) {
-    int4_rows<4>(w, data, sc, z, rows.x + r * ldx, ldx, xsum + r * groups, rows.out + r * ldo, ldo, width);
-  }
-  const float* x = rows.x + r * ldx;
-  const float* xs = xsum + r * groups;
-  float* out = rows.out + r * ldo;
-  switch (rows.m - r) {
-    case 1: int4_rows<1>(w, data, sc, z, x, ldx, xs, out, ldo, width); break;
-    case 2: int4_rows<2>(w, data, sc, z, x, ldx, xs, out, ldo, width); break;
-    case 3: int4_rows<3>(w, data, sc, z, x, ldx, xs, out, ldo, width); break;
-    default: break;
+  for (int64_t c = 0; c < count; ++c) {
+    const uint32_t* data = reinterpret_cast<const uint32_t*>(w.data.data()) + (panel + c) * (w.k / 8) * kPanel;
+    const float* sc = w.scales.data() + (panel + c) * groups * kPanel;
+    const float* z = w.zeros.data() + (panel + c) * groups * kPanel;
+    const int64_t ldx = group.ldx, ldo = group.ldo, width = c + 1 == count ? group.width : kPanel;
+    float* out0 = group.out + c * kPanel;
+    for_row_blocks<4>(group.m, [&](auto mr, int64_t r) {
+      constexpr int MR = decltype(mr)::value;
+      int4_rows<MR>(w, data, sc, z, group.x + r * ldx, ldx, xsum + r * groups, out0 + r * ldo, ldo, width);
+    });
   }
 }
 

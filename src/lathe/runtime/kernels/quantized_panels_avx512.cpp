@@ -4,9 +4,10 @@
 // shares); only called after simd::best_isa() saw the CPU support it.
 //
 // One zmm holds the 16 outputs of a panel for one row of x. Weights are
-// widened to float once per k and used by every row of the block; rows come
-// in blocks of up to 8 (8 accumulators); with fewer rows, several
-// accumulator sets over k keep enough independent FMA chains in flight.
+// widened to float once per k and used by every row of the block. Panels
+// go four at a time where the registers allow (four weight streams, one
+// load of x for 64 outputs): int8 always, rows in blocks of 6; 4-bit for up
+// to 3 rows, else one panel at a time with rows in blocks of 8.
 #if defined(__x86_64__) && defined(__GNUC__)
 
 #include <immintrin.h>
@@ -17,8 +18,10 @@
 
 // GCC 12 reports the undefined pass-through operand its own avx512 headers
 // give the unmasked intrinsics as "may be used uninitialized".
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
 
 namespace lathe::kernels::qpanels {
 
@@ -38,30 +41,44 @@ LATHE_AVX512 inline __m512 int8_weights(const int8_t* p) {
   return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
 }
 
-// MR rows x one int8 panel; U accumulator sets take turns over k.
-template <int MR, int U>
-LATHE_AVX512 void int8_rows(const int8_t* w, int64_t K, const float* x, int64_t ldx, const float* scales, float* out,
-                            int64_t ldo, __mmask16 mask) {
-  __m512 acc[U][MR];
-#pragma GCC unroll 32
-  for (int i = 0; i < U * MR; ++i) acc[i / MR][i % MR] = _mm512_setzero_ps();
-  int64_t k = 0;
-  for (; k + U <= K; k += U) {
+// MR rows x NP panels (a group): one widened weight vector per panel and
+// one broadcast of x per row for each k, MR * NP independent sums.
+template <int MR, int NP>
+LATHE_AVX512 void int8_tile(const int8_t* w, int64_t panel_stride, int64_t K, const float* x, int64_t ldx,
+                            const float* scales, float* out, int64_t ldo, __mmask16 last) {
+  __m512 acc[MR][NP];
+#pragma GCC unroll 24
+  for (int i = 0; i < MR * NP; ++i) acc[i / NP][i % NP] = _mm512_setzero_ps();
+  for (int64_t k = 0; k < K; ++k) {
+    __m512 wv[NP];
 #pragma GCC unroll 4
-    for (int u = 0; u < U; ++u) {
-      const __m512 wv = int8_weights(w + (k + u) * kPanel);
-#pragma GCC unroll 8
-      for (int r = 0; r < MR; ++r) acc[u][r] = _mm512_fmadd_ps(_mm512_set1_ps(x[r * ldx + k + u]), wv, acc[u][r]);
+    for (int p = 0; p < NP; ++p) wv[p] = int8_weights(w + p * panel_stride + k * kPanel);
+#pragma GCC unroll 6
+    for (int r = 0; r < MR; ++r) {
+      const __m512 xb = _mm512_set1_ps(x[r * ldx + k]);
+#pragma GCC unroll 4
+      for (int p = 0; p < NP; ++p) acc[r][p] = _mm512_fmadd_ps(xb, wv[p], acc[r][p]);
     }
   }
-  for (; k < K; ++k) {
-    const __m512 wv = int8_weights(w + k * kPanel);
-#pragma GCC unroll 8
-    for (int r = 0; r < MR; ++r) acc[0][r] = _mm512_fmadd_ps(_mm512_set1_ps(x[r * ldx + k]), wv, acc[0][r]);
+#pragma GCC unroll 4
+  for (int p = 0; p < NP; ++p) {
+    const __mmask16 mask = p + 1 == NP ? last : static_cast<__mmask16>(0xFFFF);
+    const __m512 s = _mm512_maskz_loadu_ps(mask, scales + p * kPanel);
+#pragma GCC unroll 6
+    for (int r = 0; r < MR; ++r) _mm512_mask_storeu_ps(out + r * ldo + p * kPanel, mask, _mm512_mul_ps(acc[r][p], s));
   }
-  const __m512 s = _mm512_maskz_loadu_ps(mask, scales);
-#pragma GCC unroll 8
-  for (int r = 0; r < MR; ++r) _mm512_mask_storeu_ps(out + r * ldo, mask, _mm512_mul_ps(reduce_sets(acc, r), s));
+}
+
+// Every row of `rows` against a group of NP panels, in blocks of 6 rows
+// (6 x 4 accumulators, 4 weight vectors and a broadcast: 29 of 32 registers).
+template <int NP>
+LATHE_AVX512 void int8_group(const int8_t* w, int64_t panel_stride, int64_t K, const float* scales,
+                             const PanelRows& rows, __mmask16 last) {
+  for_row_blocks<6>(rows.m, [&](auto mr, int64_t r) {
+    constexpr int MR = decltype(mr)::value;
+    int8_tile<MR, NP>(w, panel_stride, K, rows.x + r * rows.ldx, rows.ldx, scales, rows.out + r * rows.ldo, rows.ldo,
+                      last);
+  });
 }
 
 // MR rows x one 4-bit panel. A 16-word vector holds 8 k per channel, one
@@ -101,55 +118,107 @@ LATHE_AVX512 void int4_rows(const Int4Panels& w, const uint32_t* data, const flo
   for (int r = 0; r < MR; ++r) _mm512_mask_storeu_ps(out + r * ldo, mask, total[r]);
 }
 
+// MR (<= 3) rows x four panels: the few-row case (a GEMV), where four
+// weight streams and one broadcast of x per k for 64 outputs matter more
+// than the rows a block shares.
+template <int MR>
+LATHE_AVX512 void int4_group4(const Int4Panels& w, int64_t panel, const float* x, int64_t ldx, const float* xsum,
+                              float* out, int64_t ldo, __mmask16 last) {
+  constexpr int NP = 4;
+  const __m512 lut = _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7);
+  const int64_t groups = w.groups(), steps = w.group / 8, stride = (w.k / 8) * kPanel;
+  const uint32_t* data = reinterpret_cast<const uint32_t*>(w.data.data()) + panel * stride;
+  const float* sc = w.scales.data() + panel * groups * kPanel;
+  const float* z = w.zeros.data() + panel * groups * kPanel;
+  __m512 total[MR][NP];
+#pragma GCC unroll 12
+  for (int i = 0; i < MR * NP; ++i) total[i / NP][i % NP] = _mm512_setzero_ps();
+  for (int64_t g = 0; g < groups; ++g) {
+    __m512 acc[MR][NP];
+#pragma GCC unroll 12
+    for (int i = 0; i < MR * NP; ++i) acc[i / NP][i % NP] = _mm512_setzero_ps();
+    for (int64_t s = g * steps; s < (g + 1) * steps; ++s) {
+      __m512i v[NP];
+#pragma GCC unroll 4
+      for (int p = 0; p < NP; ++p) v[p] = _mm512_load_si512(data + p * stride + s * kPanel);
+#pragma GCC unroll 8
+      for (int j = 0; j < 8; ++j) {
+#pragma GCC unroll 4
+        for (int p = 0; p < NP; ++p) {
+          const __m512 wj = _mm512_permutexvar_ps(v[p], lut);
+          v[p] = _mm512_srli_epi32(v[p], 4);
+#pragma GCC unroll 3
+          for (int r = 0; r < MR; ++r) acc[r][p] = _mm512_fmadd_ps(_mm512_set1_ps(x[r * ldx + s * 8 + j]), wj, acc[r][p]);
+        }
+      }
+    }
+#pragma GCC unroll 4
+    for (int p = 0; p < NP; ++p) {
+      const __m512 scale = _mm512_loadu_ps(sc + (p * groups + g) * kPanel), zero = _mm512_loadu_ps(z + (p * groups + g) * kPanel);
+#pragma GCC unroll 3
+      for (int r = 0; r < MR; ++r) {
+        total[r][p] = _mm512_fmadd_ps(acc[r][p], scale, total[r][p]);
+        total[r][p] = _mm512_fmadd_ps(_mm512_set1_ps(xsum[r * groups + g]), zero, total[r][p]);
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (int p = 0; p < NP; ++p) {
+    const __mmask16 mask = p + 1 == NP ? last : static_cast<__mmask16>(0xFFFF);
+#pragma GCC unroll 3
+    for (int r = 0; r < MR; ++r) _mm512_mask_storeu_ps(out + r * ldo + p * kPanel, mask, total[r][p]);
+  }
+}
+
+// Every row against one 4-bit panel, in blocks of 8 rows; a single row
+// takes turns over 4 accumulator sets, 2 or 3 rows over 2.
+LATHE_AVX512 void int4_panel(const Int4Panels& w, int64_t panel, const float* xsum, const PanelRows& rows,
+                             __mmask16 mask) {
+  const int64_t groups = w.groups();
+  const uint32_t* data = reinterpret_cast<const uint32_t*>(w.data.data()) + panel * (w.k / 8) * kPanel;
+  const float* sc = w.scales.data() + panel * groups * kPanel;
+  const float* z = w.zeros.data() + panel * groups * kPanel;
+  for_row_blocks<8>(rows.m, [&](auto mr, int64_t r) {
+    constexpr int MR = decltype(mr)::value;
+    constexpr int U = MR == 1 ? 4 : MR <= 3 ? 2 : 1;
+    int4_rows<MR, U>(w, data, sc, z, rows.x + r * rows.ldx, rows.ldx, xsum + r * groups, rows.out + r * rows.ldo,
+                     rows.ldo, mask);
+  });
+}
+
 LATHE_AVX512 inline __mmask16 width_mask(int64_t width) {
   return static_cast<__mmask16>(width >= 16 ? 0xFFFF : (1u << width) - 1);
 }
 
 }  // namespace
 
-LATHE_AVX512 void int8_panel_avx512(const Int8Panels& w, int64_t panel, const float* scales, const PanelRows& rows) {
+LATHE_AVX512 void int8_panel_avx512(const Int8Panels& w, int64_t panel, int64_t count, const float* scales,
+                                    const PanelRows& rows) {
   const int8_t* base = reinterpret_cast<const int8_t*>(w.data.data()) + panel * w.k * kPanel;
-  const __mmask16 mask = width_mask(rows.width);
-  const int64_t K = w.k, ldx = rows.ldx, ldo = rows.ldo;
-  int64_t r = 0;
-  for (; r + 8 <= rows.m; r += 8) int8_rows<8, 1>(base, K, rows.x + r * ldx, ldx, scales, rows.out + r * ldo, ldo, mask);
-  const float* x = rows.x + r * ldx;
-  float* out = rows.out + r * ldo;
-  switch (rows.m - r) {
-    case 1: int8_rows<1, 4>(base, K, x, ldx, scales, out, ldo, mask); break;
-    case 2: int8_rows<2, 2>(base, K, x, ldx, scales, out, ldo, mask); break;
-    case 3: int8_rows<3, 2>(base, K, x, ldx, scales, out, ldo, mask); break;
-    case 4: int8_rows<4, 1>(base, K, x, ldx, scales, out, ldo, mask); break;
-    case 5: int8_rows<5, 1>(base, K, x, ldx, scales, out, ldo, mask); break;
-    case 6: int8_rows<6, 1>(base, K, x, ldx, scales, out, ldo, mask); break;
-    case 7: int8_rows<7, 1>(base, K, x, ldx, scales, out, ldo, mask); break;
-    default: break;
+  const int64_t stride = w.k * kPanel;
+  const __mmask16 last = width_mask(rows.width);
+  switch (count) {
+    case 1: int8_group<1>(base, stride, w.k, scales, rows, last); break;
+    case 2: int8_group<2>(base, stride, w.k, scales, rows, last); break;
+    case 3: int8_group<3>(base, stride, w.k, scales, rows, last); break;
+    default: int8_group<4>(base, stride, w.k, scales, rows, last); break;
   }
 }
 
-LATHE_AVX512 void int4_panel_avx512(const Int4Panels& w, int64_t panel, const float* xsum, const PanelRows& rows) {
-  const int64_t groups = w.groups();
-  const uint32_t* data = reinterpret_cast<const uint32_t*>(w.data.data()) + panel * (w.k / 8) * kPanel;
-  const float* sc = w.scales.data() + panel * groups * kPanel;
-  const float* z = w.zeros.data() + panel * groups * kPanel;
-  const __mmask16 mask = width_mask(rows.width);
-  const int64_t ldx = rows.ldx, ldo = rows.ldo;
-  int64_t r = 0;
-  for (; r + 8 <= rows.m; r += 8) {
-    int4_rows<8, 1>(w, data, sc, z, rows.x + r * ldx, ldx, xsum + r * groups, rows.out + r * ldo, ldo, mask);
+LATHE_AVX512 void int4_panel_avx512(const Int4Panels& w, int64_t panel, int64_t count, const float* xsum,
+                                    const PanelRows& rows) {
+  const __mmask16 last = width_mask(rows.width);
+  if (count == kPanelGroup && rows.m <= 3) {
+    for_row_blocks<3>(rows.m, [&](auto mr, int64_t) {
+      constexpr int MR = decltype(mr)::value;
+      int4_group4<MR>(w, panel, rows.x, rows.ldx, xsum, rows.out, rows.ldo, last);
+    });
+    return;
   }
-  const float* x = rows.x + r * ldx;
-  const float* xs = xsum + r * groups;
-  float* out = rows.out + r * ldo;
-  switch (rows.m - r) {
-    case 1: int4_rows<1, 4>(w, data, sc, z, x, ldx, xs, out, ldo, mask); break;
-    case 2: int4_rows<2, 2>(w, data, sc, z, x, ldx, xs, out, ldo, mask); break;
-    case 3: int4_rows<3, 2>(w, data, sc, z, x, ldx, xs, out, ldo, mask); break;
-    case 4: int4_rows<4, 1>(w, data, sc, z, x, ldx, xs, out, ldo, mask); break;
-    case 5: int4_rows<5, 1>(w, data, sc, z, x, ldx, xs, out, ldo, mask); break;
-    case 6: int4_rows<6, 1>(w, data, sc, z, x, ldx, xs, out, ldo, mask); break;
-    case 7: int4_rows<7, 1>(w, data, sc, z, x, ldx, xs, out, ldo, mask); break;
-    default: break;
+  for (int64_t c = 0; c < count; ++c) {
+    PanelRows one = rows;
+    one.out = rows.out + c * kPanel;
+    int4_panel(w, panel + c, xsum, one, c + 1 == count ? last : static_cast<__mmask16>(0xFFFF));
   }
 }
 

@@ -14,51 +14,62 @@ AlignedBytes::AlignedBytes(size_t n) : n_(n) {
   std::memset(p_.get(), 0, rounded == 0 ? 64 : rounded);
 }
 
-void int8_panel_scalar(const Int8Panels& w, int64_t panel, const float* scales, const PanelRows& rows) {
-  const int8_t* base = reinterpret_cast<const int8_t*>(w.data.data()) + panel * w.k * kPanel;
-  for (int64_t r = 0; r < rows.m; ++r) {
-    const float* x = rows.x + r * rows.ldx;
-    for (int64_t i = 0; i < rows.width; ++i) {
-      float acc = 0;
-      for (int64_t k = 0; k < w.k; ++k) acc += x[k] * static_cast<float>(base[k * kPanel + i]);
-      rows.out[r * rows.ldo + i] = acc * scales[i];
-    }
-  }
-}
-
-void int4_panel_scalar(const Int4Panels& w, int64_t panel, const float* xsum, const PanelRows& rows) {
-  const uint32_t* base = reinterpret_cast<const uint32_t*>(w.data.data()) + panel * (w.k / 8) * kPanel;
-  const int64_t groups = w.groups();
-  const float* scales = w.scales.data() + panel * groups * kPanel;
-  const float* zeros = w.zeros.data() + panel * groups * kPanel;
-  for (int64_t r = 0; r < rows.m; ++r) {
-    const float* x = rows.x + r * rows.ldx;
-    for (int64_t i = 0; i < rows.width; ++i) {
-      float total = 0;
-      for (int64_t g = 0; g < groups; ++g) {
+void int8_panel_scalar(const Int8Panels& w, int64_t panel, int64_t count, const float* scales, const PanelRows& rows) {
+  for (int64_t c = 0; c < count; ++c) {
+    const int8_t* base = reinterpret_cast<const int8_t*>(w.data.data()) + (panel + c) * w.k * kPanel;
+    const int64_t width = c + 1 == count ? rows.width : kPanel;
+    for (int64_t r = 0; r < rows.m; ++r) {
+      const float* x = rows.x + r * rows.ldx;
+      for (int64_t i = 0; i < width; ++i) {
         float acc = 0;
-        for (int64_t k = g * w.group; k < (g + 1) * w.group; ++k) {
-          const uint32_t u = (base[(k / 8) * kPanel + i] >> (4 * (k % 8))) & 0xF;
-          acc += x[k] * static_cast<float>(static_cast<int>(u) - 8);
-        }
-        total += acc * scales[g * kPanel + i] + xsum[r * groups + g] * zeros[g * kPanel + i];
+        for (int64_t k = 0; k < w.k; ++k) acc += x[k] * static_cast<float>(base[k * kPanel + i]);
+        rows.out[r * rows.ldo + c * kPanel + i] = acc * scales[c * kPanel + i];
       }
-      rows.out[r * rows.ldo + i] = total;
     }
   }
 }
 
-void vnni_panel_scalar(const Int8VnniPanels& w, int64_t panel, const float* scales, const QuantizedRows& rows) {
-  const int8_t* base = reinterpret_cast<const int8_t*>(w.data.data()) + panel * w.k4 * kPanel * 4;
-  const int32_t* off = w.offsets.data() + panel * kPanel;
-  for (int64_t r = 0; r < rows.m; ++r) {
-    const uint8_t* x = rows.x + r * rows.ldx;
-    for (int64_t i = 0; i < rows.width; ++i) {
-      int32_t acc = 0;
-      for (int64_t t = 0; t < w.k4; ++t) {
-        for (int64_t j = 0; j < 4; ++j) acc += int32_t{x[t * 4 + j]} * base[(t * kPanel + i) * 4 + j];
+void int4_panel_scalar(const Int4Panels& w, int64_t panel, int64_t count, const float* xsum, const PanelRows& rows) {
+  const int64_t groups = w.groups();
+  for (int64_t c = 0; c < count; ++c) {
+    const uint32_t* base = reinterpret_cast<const uint32_t*>(w.data.data()) + (panel + c) * (w.k / 8) * kPanel;
+    const float* scales = w.scales.data() + (panel + c) * groups * kPanel;
+    const float* zeros = w.zeros.data() + (panel + c) * groups * kPanel;
+    const int64_t width = c + 1 == count ? rows.width : kPanel;
+    for (int64_t r = 0; r < rows.m; ++r) {
+      const float* x = rows.x + r * rows.ldx;
+      for (int64_t i = 0; i < width; ++i) {
+        float total = 0;
+        for (int64_t g = 0; g < groups; ++g) {
+          float acc = 0;
+          for (int64_t k = g * w.group; k < (g + 1) * w.group; ++k) {
+            const uint32_t u = (base[(k / 8) * kPanel + i] >> (4 * (k % 8))) & 0xF;
+            acc += x[k] * static_cast<float>(static_cast<int>(u) - 8);
+          }
+          total += acc * scales[g * kPanel + i] + xsum[r * groups + g] * zeros[g * kPanel + i];
+        }
+        rows.out[r * rows.ldo + c * kPanel + i] = total;
       }
-      rows.out[r * rows.ldo + i] = static_cast<float>(acc - off[i]) * rows.row_scales[r] * scales[i];
+    }
+  }
+}
+
+void vnni_panel_scalar(const Int8VnniPanels& w, int64_t panel, int64_t count, const float* scales,
+                       const QuantizedRows& rows) {
+  for (int64_t c = 0; c < count; ++c) {
+    const int8_t* base = reinterpret_cast<const int8_t*>(w.data.data()) + (panel + c) * w.k4 * kPanel * 4;
+    const int32_t* off = w.offsets.data() + (panel + c) * kPanel;
+    const int64_t width = c + 1 == count ? rows.width : kPanel;
+    for (int64_t r = 0; r < rows.m; ++r) {
+      const uint8_t* x = rows.x + r * rows.ldx;
+      for (int64_t i = 0; i < width; ++i) {
+        int32_t acc = 0;
+        for (int64_t t = 0; t < w.k4; ++t) {
+          for (int64_t j = 0; j < 4; ++j) acc += int32_t{x[t * 4 + j]} * base[(t * kPanel + i) * 4 + j];
+        }
+        rows.out[r * rows.ldo + c * kPanel + i] =
+            static_cast<float>(acc - off[i]) * rows.row_scales[r] * scales[c * kPanel + i];
+      }
     }
   }
 }
