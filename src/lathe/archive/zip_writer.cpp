@@ -1,9 +1,8 @@
 #include "lathe/archive/zip_writer.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 
+#include "lathe/archive/crc32.h"
 #include "lathe/archive/zip_format.h"
 
 namespace lathe {
@@ -72,7 +71,7 @@ Status ZipWriter::add(std::string_view name, uint64_t size, const ByteSource::Pr
   uint32_t crc = 0;
   uint64_t written = 0;
   Status data_written = produce([&](std::span<const std::byte> chunk) -> Status {
-    crc = static_cast<uint32_t>(crc32_z(crc, reinterpret_cast<const Bytef*>(chunk.data()), chunk.size()));
+    crc = crc32_update(crc, chunk);
     written += chunk.size();
     return sink_.write(chunk);
   });
