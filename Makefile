@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 PYTHON ?= /usr/bin/python3
 
-.PHONY: all deps venv python build demo test bench bench-peers fixtures fixtures-architectures fixtures-synthesized clean sanitize fuzz fuzz-build malformed sweep
+.PHONY: all deps venv python build demo test bench bench-peers fixtures fixtures-architectures fixtures-quantized fixtures-synthesized clean sanitize fuzz fuzz-build malformed sweep
 
 all: build
 
@@ -31,7 +31,9 @@ $(BUILD)/CMakeCache.txt: | deps venv
 build: deps venv $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
-demo: build
+# Only what the demo runs: the `lathe` binary (not the test binaries).
+demo: deps venv $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS) --target lathe
 	@bash scripts/demo.sh $(BUILD)/lathe
 
 test: build
@@ -74,6 +76,13 @@ fixtures: deps venv
 #   .venv/bin/python tools/export_architectures.py --full --out DIR
 fixtures-architectures: deps venv
 	$(VENV_PYTHON) tools/export_architectures.py --out fixtures/architectures
+
+# The encoder and decoder LM quantized by torchao (int8 weight-only, int4
+# groups of 32 and 128, dynamic int8 activations), fixtures/quantized/; and
+# the quantized kernels' expected values (src/lathe/runtime/testdata).
+fixtures-quantized: deps venv
+	$(VENV_PYTHON) tools/export_quantized_fixtures.py --out fixtures/quantized
+	$(VENV_PYTHON) tools/make_quantized_linear_cases.py
 
 # The whole test suite in an AddressSanitizer + UndefinedBehaviorSanitizer build.
 ASAN_BUILD ?= build-asan

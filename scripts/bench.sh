@@ -53,7 +53,8 @@ echo "(threads: $threads; speedup = eager median / lathe median; LATHE_BENCH_THR
 # other; eager figures are the ones measured above in this run. The
 # XNNPACK column is `lathe run --backend xnnpack` (lowered in memory,
 # prepacked at load; only calls are timed). Then a 256x1024x1024 fp32
-# linear through Lathe (lowered, Executor::run) vs XNNPACK's
+# linear through Lathe (lowered, Executor::run; its fully-connected is
+# Lathe's blocked GEMM) vs the 2022 XNNPACK's
 # fully-connected operator called directly (bench/lathe_bench_xnnpack.cpp).
 echo
 echo "== xnnpack: lathe run portable vs XNNPACK-lowered vs PyTorch 2.13 eager, fixtures/*.pt2 =="
@@ -76,6 +77,11 @@ echo "(threads: $threads; xnnpack/eager = XNNPACK-lowered median / eager median,
 echo " targets at batch 1: <= 0.70x on mlp and transformer_block, <= 1.00x on convnet)"
 echo
 "$build/lathe_bench_xnnpack" 256 1024 1024 --threads "$threads" --repeat "${LATHE_BENCH_XNN_REPEAT:-50}" | grep -v '^RATE'
+"$build/lathe_bench_xnnpack" 64 4096 4096 --threads "$threads" --repeat "${LATHE_BENCH_XNN_REPEAT:-20}" | grep -v '^RATE'
+
+# --- vulkan: portable vs XNNPACK vs Vulkan on lavapipe (and any GPU), per fixture ---
+echo
+bash scripts/bench_vulkan.sh "$build"
 
 # --- architectures: the 13 common networks at their real sizes ---
 bash scripts/bench_architectures.sh "$build" "$work"
@@ -127,18 +133,33 @@ else
   echo "(torch.fx unavailable: $(tail -1 "$work/fx.err"))"
 fi
 
-# --- weight-only quantized linear (issue 8): int8 / int4 groupwise vs fp32 ---
-# The portable kernels fuse_weight_only_quantized_linear targets, against the
-# fp32 linear kernel, on the same shapes (bench/lathe_bench_quantized_linear.cpp).
+# --- quantized linears (issues 8, 18): int8 / int4 vs Lathe's best fp32 ---
+# One-node programs through Executor::run (quantized weights repacked once
+# at load), 1 thread unless LATHE_BENCH_THREADS: fp32 portable and
+# XNNPACK-lowered, int8 weight-only, int4 groupwise (g32, g128), as GB/s of
+# weights streamed beside the streaming-read bandwidth at the same size
+# (bench/lathe_bench_quantized_linear.cpp). Then PyTorch 2.13's own
+# _weight_int8pack_mm / _weight_int4pack_mm_for_cpu on the same weights
+# (bench/torch_quantized_linear.py). Targets at batch 1 (4096x4096,
+# 11008x4096): int8 >= 1.8x and int4 >= 3x the best fp32, int8 faster than
+# PyTorch's, GEMV >= 70% of the read bandwidth.
 echo
-echo "== quantized linear: _weight_int8pack_mm / lathe.weight_int4_group_mm vs fp32 linear (portable) =="
-"$build/lathe_bench_quantized_linear" --threads "${LATHE_BENCH_THREADS:-1}" --repeat "${LATHE_BENCH_QREPEAT:-50}"
+echo "== quantized linear: int8 / int4 weight-only vs Lathe's best fp32, and PyTorch 2.13's kernels =="
+mkdir -p "$work/quant"
+"$build/lathe_bench_quantized_linear" --threads "${LATHE_BENCH_THREADS:-1}" --repeat "${LATHE_BENCH_QREPEAT:-30}" --dump "$work/quant"
+.venv/bin/python bench/torch_quantized_linear.py "$work/quant" --repeat "${LATHE_BENCH_QREPEAT:-30}" \
+  || echo "(PyTorch timing unavailable)"
+rm -rf "$work/quant"
 
 # --- Python: Program.run vs the C++ executor on the same inputs --------------
 echo
 echo "== python: Program.run (numpy in/out) vs lathe run (Executor::run), median per call =="
 if [ -d "$build/python/lathe" ]; then
   PYTHONPATH="$build/python" .venv/bin/python bench/python_run_overhead.py "$build/lathe" mlp simple_linear tts_duration_predictor
+  echo
+  echo "== python: load + transform + save from Python vs lathe transform (less process start) =="
+  "$build/lathe_bench_load" generate "$work/mlp10k.pt2" 10000 32 >/dev/null
+  PYTHONPATH="$build/python" .venv/bin/python bench/python_transform_cost.py "$build/lathe" "$work/mlp10k.pt2" "$work"
 else
   echo "(the Python package is not built in $build: configure with LATHE_PYTHON and pybind11 in .venv)"
 fi

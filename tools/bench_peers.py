@@ -61,7 +61,8 @@ def prepare(work, only):
     exporters = {"lathe": lathe_peer, "executorch": executorch_peer, "onnxruntime": onnxruntime_peer}
     models = [m for m in zoo() if not only or m.name in only]
     with open(os.path.join(work, "zoo.json"), "w") as f:  # for the driver, which does not import torch
-        json.dump([{"name": m.name, "about": m.about, "flops": m.flops, "floor": m.floor} for m in models], f)
+        json.dump([{"name": m.name, "about": m.about, "flops": m.flops, "floor": m.floor,
+                    "weight_bytes": m.weight_bytes} for m in models], f)
     for model in models:
         folder = artifacts.model_dir(work, model.name)
         print("prepare: %s" % model.name, file=sys.stderr, flush=True)
@@ -207,7 +208,7 @@ def main():
         args.work = tmp.name
     os.makedirs(args.work, exist_ok=True)
 
-    lines, limit = machine.describe()
+    lines, limit, bandwidth = machine.describe()
     load_before = machine.load_average()
     versions = machine.versions()
     print("== bench-peers: Lathe vs PyTorch eager, ExecuTorch + XNNPACK, ONNX Runtime (same models, same inputs) ==")
@@ -227,7 +228,8 @@ def main():
     transform_for_lathe(args.lathe, args.work, [m["name"] for m in models])
     results = measure(args, [m["name"] for m in models])
     print()
-    print(table.report(results, models, args.threads, args.repeat, limit, load_before, machine.load_average()))
+    print(table.report(results, models, args.threads, args.repeat, limit, load_before, machine.load_average(),
+                       bandwidth))
     return 0
 
 

@@ -10,7 +10,7 @@
 // Everything returns Result/Status with the messages `lathe` prints. Nothing
 // here sets process-wide state: transform hands constant_propagation the
 // portable-kernel evaluator itself, and runners get the built-in delegates
-// (xnnpack), so a lowered program runs without any set-up.
+// (xnnpack, vulkan), so a lowered program runs without any set-up.
 //
 // Lifetimes: a Program loaded from a file or bytes views its weights in place
 // (the mapping or the bytes stay alive as long as any tensor of it does). A
@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <ostream>
 #include <span>
 #include <string>
 #include <utility>
@@ -49,10 +50,13 @@ struct SaveOptions {
   // "2.9" (PyTorch 2.9+, raw weights), "2.8" (torch.save weights) or
   // "legacy" (the flat zip of 2.4-2.7), as `lathe convert --format`.
   std::string format = "2.9";
+  // Verify before writing. Off only for a caller that has just verified the
+  // program itself (verifying a million-node program twice is not free).
+  bool verify = true;
 };
 
 // Verifies first (a program that does not verify is never written), then
-// writes atomically.
+// writes atomically: an error leaves no partial file behind.
 Status save(const Program& program, const std::string& path, const SaveOptions& options = {});
 Result<std::vector<std::byte>> save_bytes(const Program& program, const SaveOptions& options = {});
 
@@ -75,6 +79,25 @@ struct TransformOptions {
   // Also record successful rewrites, not only refusals (a million-node
   // rewrite need not build a million strings nobody reads).
   bool explain_rewrites = true;
+  // The archive the program was read from, unchanged since: messages name
+  // it, and check_outputs re-reads it for its "before" copy and looks for
+  // reference inputs beside it (<stem>.ref/). Empty: the program is copied
+  // through an in-memory archive instead.
+  std::string source;
+  // After every pass, run the method as it was before the pass and as it
+  // is after, on the same inputs (the archive's sample inputs, the reference
+  // inputs beside `source`, else seeded random ones), and fail naming the
+  // pass if any output or mutated buffer differs beyond rtol/atol
+  // (`lathe transform --verify`).
+  bool check_outputs = false;
+  double rtol = 1e-5;  // relative to the output's max |value|
+  double atol = 1e-6;
+  // Print each method's IR after every pass here.
+  std::ostream* print_after_each = nullptr;
+  // Verify the result before returning it. Off only for a caller that
+  // verifies it itself, to word the failure its own way (the CLI names the
+  // output it will not write).
+  bool verify_result = true;
 };
 
 // One method's before and after.
@@ -100,7 +123,14 @@ struct TransformReport {
   std::vector<PassRun> passes;
   std::vector<MethodChange> methods;
   bool changed = false;
+  // check_outputs: per method, the inputs used and the largest difference
+  // seen ("model: outputs equal after each of 2 pass(es) on ...").
+  std::vector<std::string> checked;
 };
+
+// The pass list `options` names, resolved without running anything: a typo
+// fails here, before a large archive is read.
+Status check_passes(const TransformOptions& options);
 
 // Rewrites `program` in place. On an error the program may be half
 // rewritten (every pass leaves it consistent, but not every pass ran): keep
@@ -148,6 +178,12 @@ struct RunnerOptions {
   // Let intermediates share buffers when their lifetimes allow.
   bool plan_memory = true;
 };
+
+// Threads, process-wide like torch.set_num_threads: `portable` for the
+// portable kernels (default 1), `delegates` for the delegates' pool
+// (default: every core; 0 leaves it as it is). Both must be >= 0.
+void set_threads(int portable, int delegates = 0);
+int num_threads();  // the portable kernels' threads
 
 // Runs one method: plans once at create(), then runs many times. Inputs and
 // outputs are the method's user inputs and outputs, in signature order;

@@ -36,12 +36,11 @@ class PyProgram {
     return py::module_::import("json").attr("loads")(json);
   }
 
-  // A deep copy through an in-memory archive (weights view its bytes).
+  // A deep copy of the graphs; weights are shared (nothing writes into them).
   Program clone() const {
     const Program& p = program();
     py::gil_scoped_release nogil;
-    auto bytes = take(save_bytes(p));
-    return take(load_bytes(std::move(bytes), "<program>"));
+    return p.clone();
   }
 
   py::tuple transform(const std::string& passes, const std::vector<std::string>& keep,

@@ -124,7 +124,7 @@ def test_errors_name_the_input():
         p.run(x, method="forward")
     with pytest.raises(lathe.Error, match="unknown format '3.0'"):
         p.to_bytes("3.0")
-    with pytest.raises(lathe.Error, match="unknown backend 'tpu'; backends: xnnpack"):
+    with pytest.raises(lathe.Error, match="unknown backend 'tpu'; backends: vulkan, xnnpack"):
         p.lower("tpu")
     with pytest.raises(lathe.Error, match="cannot open: No such file or directory"):
         lathe.load("/nonexistent/model.pt2")

@@ -189,7 +189,7 @@ TEST(TransformCli, UnknownPassListsTheValidOnes_NEG) {
   EXPECT_EQ(r.err,
             "lathe transform: unknown pass 'fold_everything'; passes: addmm_mm_to_linear, remove_dead_code, decompose, "
             "constant_propagation, remove_redundant_views, common_subexpression_elimination, "
-            "fuse_weight_only_quantized_linear\n");
+            "fuse_weight_only_quantized_linear, fuse_int8_weight_only_matmul, fuse_dynamic_int8_linear\n");
   EXPECT_FALSE(std::filesystem::exists(out));
   r = transform(fixture("simple_linear"));
   EXPECT_EQ(r.exit_code, 2);

@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
   for (const SweepFailure& f : s.failures) ++by_check[f.failure.check];
   std::cout << s.programs << " programs (seeds " << o.seed_start << ".." << o.seed_start + s.programs - (s.programs ? 1 : 0)
             << ") in " << s.seconds << " s (" << (s.seconds > 0 ? s.programs / s.seconds : 0) << " programs/s); "
-            << "XNNPACK: " << s.stats.delegates << " delegates, " << s.stats.claimed_nodes << " nodes claimed, "
+            << "backends (XNNPACK, Vulkan): " << s.stats.delegates << " delegates, " << s.stats.claimed_nodes << " nodes claimed, "
             << s.stats.refused_nodes << " refused with a reason\n";
   std::cout << s.failures.size() << " failure(s)";
   for (const auto& [check, n] : by_check) std::cout << "  " << check << ": " << n;

@@ -7,8 +7,9 @@
 
 #include "lathe/analysis/constness.h"
 #include "lathe/backends/lower.h"
+#include "lathe/backends/vulkan/vulkan_backend.h"
 #include "lathe/backends/xnnpack_backend.h"
-#include "lathe/cli/pass_differential.h"
+#include "lathe/api/pass_differential.h"
 #include "lathe/ir/verify.h"
 #include "lathe/passes/constant_propagation.h"
 #include "lathe/passes/default_pipeline.h"
@@ -105,10 +106,10 @@ Status check_passes(const ProgramFactory& make, const std::string& list, const C
   LATHE_ASSIGN_OR_RETURN(Program program, make());
   LATHE_ASSIGN_OR_RETURN(auto passes, builtin_passes().create_list(list));
   LATHE_ASSIGN_OR_RETURN(auto mirror, builtin_passes().create_list(list));
-  cli::DifferentialPassOptions dopt;
+  DifferentialPassOptions dopt;
   dopt.tolerance = o.tolerance;
   dopt.seed = o.input_seed;
-  cli::DifferentialPassCheck check(std::move(reference), std::move(mirror), dopt);
+  DifferentialPassCheck check(std::move(reference), std::move(mirror), dopt);
   PassManagerOptions pmo;
   pmo.verify_each = true;
   pmo.after_each = [&](const std::string& m, size_t i, ExportedProgram& p) { return check.after_pass(m, i, p); };
@@ -142,10 +143,10 @@ Status check_passes(const ProgramFactory& make, const std::string& list, const C
   return Status::Ok();
 }
 
-Status check_xnnpack(const ProgramFactory& make, const CheckOptions& o, CheckStats* stats) {
+Status check_backend(const ProgramFactory& make, const CheckOptions& o, CheckStats* stats, const Backend& backend) {
   LATHE_ASSIGN_OR_RETURN(Program original, make());
   LATHE_ASSIGN_OR_RETURN(Program lowered, make());
-  auto result = lower_program(lowered, xnnpack_backend());
+  auto result = lower_program(lowered, backend);
   if (!result.ok()) return result.error().context("lowering failed (instead of refusing nodes)");
   for (const MethodLowering& m : result->methods) {
     for (const NodeDecision& d : m.report.decisions) {
@@ -157,14 +158,14 @@ Status check_xnnpack(const ProgramFactory& make, const CheckOptions& o, CheckSta
       stats->refused_nodes += static_cast<int>(m.report.decisions.size()) - m.report.claimed_nodes;
     }
   }
-  Status s = compare_methods(original, lowered, o.xnnpack_tolerance, o.input_seed, &builtin_delegates());
+  Status s = compare_methods(original, lowered, o.backend_tolerance, o.input_seed, &builtin_delegates());
   if (!s.ok()) return s.error().context("lowered program (in memory)");
   const std::string path = o.scratch_dir + "/lowered.pt2";
   Status w = write(lowered, path);
   if (!w.ok()) return w.error().context("writing the lowered program");
   auto back = read_pt2(path);
   if (!back.ok()) return back.error().context("reading the lowered program back");
-  s = compare_methods(original, *back, o.xnnpack_tolerance, o.input_seed, &builtin_delegates());
+  s = compare_methods(original, *back, o.backend_tolerance, o.input_seed, &builtin_delegates());
   if (!s.ok()) return s.error().context("lowered program (written and read back)");
   const std::string again = o.scratch_dir + "/lowered_b.pt2";
   LATHE_RETURN_IF_ERROR(write(*back, again));
@@ -181,6 +182,7 @@ std::vector<std::string> check_names() {
   for (const std::string& p : builtin_passes().names()) names.push_back("pass:" + p);
   names.push_back("pipeline");
   names.push_back("xnnpack");
+  names.push_back("vulkan");
   return names;
 }
 
@@ -218,7 +220,13 @@ std::optional<CheckFailure> run_checks(const ProgramFactory& make, const CheckOp
     if (auto f = fail("pipeline", check_passes(make, kDefaultPipeline, options, true))) return f;
   }
   if (wanted("xnnpack")) {
-    if (auto f = fail("xnnpack", check_xnnpack(make, options, stats))) return f;
+    if (auto f = fail("xnnpack", check_backend(make, options, stats, xnnpack_backend()))) return f;
+  }
+  // On lavapipe where no GPU is (scripts/setup-deps.sh installs it); not
+  // run only when no Vulkan driver is installed at all.
+  static const bool vulkan_driver = probe_vulkan().driver_installed;
+  if (wanted("vulkan") && vulkan_driver) {
+    if (auto f = fail("vulkan", check_backend(make, options, stats, vulkan_backend()))) return f;
   }
   return std::nullopt;
 }

@@ -8,7 +8,7 @@
 //                program's outputs equal the original's
 //   pass:<name>  each registered pass alone keeps every user output and
 //                mutated buffer (verified after it, compared by the
-//                `--verify` machinery, cli::DifferentialPassCheck), and
+//                `--verify` machinery, DifferentialPassCheck (api)), and
 //                adds no linear over a run-time weight (the unsound
 //                addmm/mm -> linear: equal numbers on the portable kernels,
 //                a stale prepacked weight on a backend)
@@ -18,6 +18,8 @@
 //                reason, and the lowered program's outputs (in memory and
 //                written/read back) equal the portable run of the original;
 //                the lowered archive, too, writes back byte-identical
+//   vulkan       the same for the Vulkan backend (skipped only when no
+//                Vulkan driver is installed at all)
 //
 // Programs are never cloned in memory: a ProgramFactory makes a fresh copy
 // for each side of each comparison (building the recipe again, or reading
@@ -39,8 +41,8 @@ using ProgramFactory = std::function<Result<Program>()>;
 struct CheckOptions {
   std::string scratch_dir;  // archives are written here (overwritten per program)
   Tolerance tolerance{1e-5, 1e-6};
-  // XNNPACK accumulates in another order and approximates sigmoid & co.
-  Tolerance xnnpack_tolerance{1e-4, 1e-5};
+  // Backends (XNNPACK, Vulkan) accumulate in another order and approximate sigmoid & co.
+  Tolerance backend_tolerance{1e-4, 1e-5};
   uint64_t input_seed = 7;
   // Only checks whose name starts with this (the shrinker reruns one check).
   std::string only;
@@ -53,7 +55,7 @@ struct CheckFailure {
 
 struct CheckStats {
   int programs = 0;
-  int delegates = 0;        // XNNPACK delegates made
+  int delegates = 0;        // XNNPACK and Vulkan delegates made
   int claimed_nodes = 0;
   int refused_nodes = 0;
 };

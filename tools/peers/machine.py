@@ -65,16 +65,25 @@ def nominal_peak(fma_units=2):
         source, f, lanes, isa, fma_units, g)
 
 
+def _build(tmp, name):
+    """Builds tools/peers/<name>.c into tmp (cc -O3 -march=native): the
+    executable's path, or a sentence starting "cannot" saying why not."""
+    exe = os.path.join(tmp, name)
+    cc = os.environ.get("CC", "cc")
+    p = subprocess.run([cc, "-O3", "-march=native", "-o", exe, os.path.join(HERE, name + ".c")],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if p.returncode != 0:
+        return "cannot build %s.c with %s: %s" % (name, cc, p.stdout.strip().splitlines()[-1:] or "")
+    return exe
+
+
 def measured_peak(runs=5, seconds=0.2):
     """{isa: (best GFLOP/s per CPU second, best wall GFLOP/s)}, or a string
     saying why there is no measurement."""
     with tempfile.TemporaryDirectory() as tmp:
-        exe = os.path.join(tmp, "fma_peak")
-        cc = os.environ.get("CC", "cc")
-        p = subprocess.run([cc, "-O3", "-march=native", "-o", exe, os.path.join(HERE, "fma_peak.c")],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        if p.returncode != 0:
-            return "cannot build fma_peak.c with %s: %s" % (cc, p.stdout.strip().splitlines()[-1:] or "")
+        exe = _build(tmp, "fma_peak")
+        if exe.startswith("cannot"):
+            return exe
         best = {}
         for _ in range(runs):
             out = subprocess.run([exe, str(seconds)], stdout=subprocess.PIPE, text=True).stdout
@@ -83,6 +92,20 @@ def measured_peak(runs=5, seconds=0.2):
                 c, w = best.get(isa, (0.0, 0.0))
                 best[isa] = (max(c, float(cpu)), max(w, float(wall)))
         return best
+
+
+def measured_bandwidth(mib=512, passes=5):
+    """(best GB/s per CPU second, best wall GB/s) of one core streaming a
+    buffer far larger than the caches (tools/peers/stream_read.c), or a
+    string saying why there is no measurement."""
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = _build(tmp, "stream_read")
+        if exe.startswith("cannot"):
+            return exe
+        out = subprocess.run([exe, str(mib), str(passes)], stdout=subprocess.PIPE, text=True).stdout.split()
+        if len(out) != 2:
+            return "stream_read printed %r" % " ".join(out)
+        return float(out[0]), float(out[1])
 
 
 def load_average():
@@ -94,7 +117,8 @@ def load_average():
 
 
 def describe():
-    """Lines for the report, and the limit in GFLOP/s (None if unknown)."""
+    """Lines for the report, the limit in GFLOP/s and the streaming read
+    bandwidth in GB/s per CPU second (each None if unknown)."""
     info = lscpu()
     lines = ["cpu: %s, %s core(s) online (%s)" % (info.get("Model name", "?"), os.cpu_count(),
                                                  info.get("Hypervisor vendor", "bare metal") + " guest"
@@ -114,8 +138,16 @@ def describe():
         widest = "avx512" if "avx512" in measured else "avx2" if "avx2" in measured else None
         if widest:
             limit = measured[widest][0]
+    bandwidth = measured_bandwidth()
+    if isinstance(bandwidth, str):
+        lines.append("streaming read, one core, measured: n/a (%s)" % bandwidth)
+        bandwidth = None
+    else:
+        lines.append("streaming read, one core, measured (tools/peers/stream_read.c, 512 MiB): %.1f GB/s per CPU "
+                     "second (%.1f GB/s wall under this load)" % bandwidth)
+        bandwidth = bandwidth[0]
     lines.append("load average (1, 5, 15 min): %s" % load_average())
-    return lines, limit
+    return lines, limit, bandwidth
 
 
 PACKAGES = ["torch", "executorch", "torchao", "onnxruntime", "onnx", "onnxscript"]

@@ -46,7 +46,21 @@ def best(results, threads, name, peers):
     return p, m
 
 
-def report(results, models, threads_list, repeat, limit, load_before, load_after):
+def _rate_cells(results, threads, name, amount, limit):
+    """Per peer: amount (flops or bytes) per median call, in units of 1e9 per
+    second, and its fraction of `limit` when known."""
+    cells = []
+    for peer, _ in PEER_TITLES:
+        r = results.get((threads, name, peer))
+        if not _timed(r):
+            cells.append("n/a")
+            continue
+        rate = amount / (r["median"] * 1e-3) / 1e9
+        cells.append("%.1f (%.0f%%)" % (rate, 100 * rate / limit) if limit else "%.1f" % rate)
+    return cells
+
+
+def report(results, models, threads_list, repeat, limit, load_before, load_after, bandwidth=None):
     notes = []  # (model, peer, reason) in order of appearance, deduplicated
     out = []
 
@@ -112,17 +126,24 @@ def report(results, models, threads_list, repeat, limit, load_before, load_after
         out.append("|---" * (len(PEER_TITLES) + 3) + "|")
         for m in gemms:
             for threads in threads_list:
-                cells = []
-                for peer, _ in PEER_TITLES:
-                    r = results.get((threads, m["name"], peer))
-                    if not _timed(r):
-                        cells.append("n/a")
-                        continue
-                    g = m["flops"] / (r["median"] * 1e-3) / 1e9
-                    cells.append("%.1f (%.0f%%)" % (g, 100 * g / (limit * threads)) if limit else "%.1f" % g)
+                cells = _rate_cells(results, threads, m["name"], m["flops"], limit * threads if limit else None)
                 lb, ob = best(results, threads, m["name"], LATHE), best(results, threads, m["name"], OTHERS)
                 ratio = "%.0f%%" % (100 * ob[1] / lb[1]) if lb and ob else "n/a"
                 out.append("| %s | %d | %s | %s |" % (m["name"], threads, " | ".join(cells), ratio))
+        out.append("")
+
+    streamed = [m for m in models if m.get("weight_bytes")]
+    if streamed:
+        out.append("### Batch-1 linear: weight GB/s read (weight bytes / median), and the fraction of %s" % (
+            "the measured streaming read, %.1f GB/s per CPU second" % bandwidth if bandwidth else
+            "streaming read (unknown)"))
+        out.append("")
+        out.append("| model | threads | " + " | ".join(t for _, t in PEER_TITLES) + " |")
+        out.append("|---" * (len(PEER_TITLES) + 2) + "|")
+        for m in streamed:
+            for threads in threads_list:
+                cells = _rate_cells(results, threads, m["name"], m["weight_bytes"], bandwidth)
+                out.append("| %s | %d | %s |" % (m["name"], threads, " | ".join(cells)))
         out.append("")
 
     delegation = []

@@ -33,6 +33,7 @@ class Model:
     inputs: Callable[[], Tuple[torch.Tensor, ...]]
     decompose: bool = False  # run_decompositions() before writing the .pt2 (as the fixture)
     flops: int = 0  # multiply-adds x 2 per call, where the model is one GEMM
+    weight_bytes: int = 0  # bytes a call must read, where that bounds it (a batch-1 linear reads its weight once)
     check: Optional[Tuple[str, str]] = None  # (fixture, method) whose call_0 the module must reproduce
     floor: bool = False  # measures a runtime's per-call overhead, not a model (no target applies)
 
@@ -123,7 +124,7 @@ def zoo() -> List[Model]:
         Model("decoder_lm_decode", "fixtures/decoder_lm decode step: one token after %d cached" % DECODE_PREFIX,
               _decoder_decode_step, _decode_inputs, decompose=True),
         Model("linear4096_b1", "nn.Linear(4096, 4096) with bias, batch 1", _linear4096, _randn("lin1", 1, 4096),
-              flops=2 * 1 * 4096 * 4096),
+              flops=2 * 1 * 4096 * 4096, weight_bytes=4 * 4096 * 4096),
         Model("linear4096_b64", "nn.Linear(4096, 4096) with bias, batch 64", _linear4096, _randn("lin64", 64, 4096),
               flops=2 * 64 * 4096 * 4096),
         Model("mlp_int8", "fixtures/mlp_int8: the mlp, weights int8 per channel (dequantize_per_channel), batch 1",

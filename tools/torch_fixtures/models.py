@@ -139,10 +139,10 @@ class EncoderLayer(nn.Module):
 
 
 class TransformerEncoder(nn.Module):
-    def __init__(self, layers=2):
+    def __init__(self, layers=2, d=64, ff=128):
         super().__init__()
-        self.layers = nn.ModuleList([EncoderLayer() for _ in range(layers)])
-        self.norm = nn.LayerNorm(64)
+        self.layers = nn.ModuleList([EncoderLayer(d=d, ff=ff) for _ in range(layers)])
+        self.norm = nn.LayerNorm(d)
 
     def forward(self, x):
         for layer in self.layers:

@@ -2,37 +2,14 @@
 
 #include <set>
 
+#include "lathe/ir/op_catalogue.h"
+
 namespace lathe {
 
 namespace {
 
 // A q/dq chain deeper than this is not a weight we can vouch for.
 constexpr int kMaxDepth = 32;
-
-const Value* single_value(const Argument& a) {
-  const Value* v = nullptr;
-  size_t n = 0;
-  a.for_each_value([&](Value* x) {
-    v = x;
-    ++n;
-  });
-  return n == 1 ? v : nullptr;
-}
-
-std::string_view strip_prefix(std::string_view target) {
-  constexpr std::string_view kPrefix = "torch.ops.";
-  if (target.substr(0, kPrefix.size()) == kPrefix) target.remove_prefix(kPrefix.size());
-  return target;
-}
-
-// "quantized_decomposed.dequantize_per_channel.default" -> "dequantize_per_channel".
-std::string_view quant_op_name(std::string_view target) {
-  target = strip_prefix(target);
-  constexpr std::string_view kNs = "quantized_decomposed.";
-  if (target.substr(0, kNs.size()) != kNs) return {};
-  target.remove_prefix(kNs.size());
-  return target.substr(0, target.find('.'));
-}
 
 }  // namespace
 
@@ -47,12 +24,6 @@ std::string_view origin_name(Origin origin) {
     case Origin::Unknown: return "unknown";
   }
   return "?";
-}
-
-bool Constness::is_quantize_op(std::string_view target) {
-  std::string_view name = quant_op_name(target);
-  return name == "quantize_per_tensor" || name == "dequantize_per_tensor" || name == "quantize_per_channel" ||
-         name == "dequantize_per_channel" || name == "dequantize_per_channel_group";
 }
 
 Constness::Constness(const Graph& graph) : graph_(&graph) {}
@@ -167,7 +138,7 @@ bool Constness::weight(const Value* v, int depth) const {
   if (v->is_placeholder()) return is_compile_time_constant(v);
   if (auto it = weight_memo_.find(v); it != weight_memo_.end()) return it->second;
   const Node* p = v->producer();
-  bool result = depth < kMaxDepth && is_quantize_op(p->target());
+  bool result = depth < kMaxDepth && ops::is_quantize(p->target());
   if (result) {
     for (const auto& in : p->inputs()) {
       in.arg.for_each_value([&](Value* u) { result = result && weight(u, depth + 1); });
@@ -203,7 +174,7 @@ std::string Constness::explain(const Value* v, int depth) const {
   }
   const Node* p = v->producer();
   std::string by = "is computed at run time by '" + p->name() + "'";
-  if (!is_quantize_op(p->target()) || depth >= kMaxDepth) return by;
+  if (!ops::is_quantize(p->target()) || depth >= kMaxDepth) return by;
   // A q/dq is constant when its operands are: name the one that is not.
   for (const auto& in : p->inputs()) {
     const Value* culprit = nullptr;
@@ -225,7 +196,9 @@ std::string Constness::describe(const Value* v) const {
     return s && !s->target.empty() ? what + " '" + s->target + "'" : what + " '" + v->name() + "'";
   }
   const Node* p = v->producer();
-  return "'" + p->name() + "' (" + std::string(quant_op_name(p->target())) + " of constants)";
+  const ops::TargetParts op = ops::split_target(p->target());
+  const std::string_view name = op.ns == "quantized_decomposed" ? op.name : std::string_view();
+  return "'" + p->name() + "' (" + std::string(name) + " of constants)";
 }
 
 }  // namespace lathe

@@ -57,10 +57,6 @@ class Constness {
   // The input spec of a placeholder of this program, or nullptr.
   const InputSpec* input_spec(const Value* placeholder) const;
 
-  // quantized_decomposed.{quantize,dequantize}_per_tensor, _per_channel and
-  // dequantize_per_channel_group, any overload.
-  static bool is_quantize_op(std::string_view target);
-
  private:
   struct Input {
     Origin origin = Origin::Unknown;

@@ -164,10 +164,6 @@ TEST(ConstnessTest, DequantizedConstantsAreConstantWeights) {
             "is computed at run time by 'dequantize_per_channel_1': its input 'abs' is computed at run time by 'abs'");
   // Only q/dq pass constness through: a transpose of a parameter is computed.
   EXPECT_FALSE(k.is_constant_weight(t));
-  EXPECT_TRUE(Constness::is_quantize_op("torch.ops.quantized_decomposed.dequantize_per_channel.default"));
-  EXPECT_TRUE(Constness::is_quantize_op("torch.ops.quantized_decomposed.quantize_per_tensor.tensor2"));
-  EXPECT_FALSE(Constness::is_quantize_op("torch.ops.quantized_decomposed.choose_qparams.tensor"));
-  EXPECT_FALSE(Constness::is_quantize_op("torch.ops.aten.dequantize.self"));
 }
 
 TEST(ConstnessTest, BareGraphPlaceholdersAreNeverConstant_NEG) {

@@ -21,7 +21,7 @@ namespace {
 
 Result<Pt2WriteOptions> write_options(const Program& program, const SaveOptions& options) {
   LATHE_ASSIGN_OR_RETURN(Pt2Format format, parse_pt2_format(options.format));
-  LATHE_RETURN_IF_ERROR(verify(program));
+  if (options.verify) LATHE_RETURN_IF_ERROR(verify(program));
   Pt2WriteOptions w;
   w.format = format;
   return w;

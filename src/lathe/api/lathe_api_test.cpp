@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 
 #include "lathe/lathe.h"
 #include "lathe/passes/constant_propagation.h"
@@ -199,8 +201,8 @@ TEST(LatheApi, LowersToXnnpackAndRuns) {
   expect_matches_reference(**runner, reference("convnet", "model"), 1e-4);
   auto unknown = lower(*program, LowerOptions{"tpu", ""});
   ASSERT_FALSE(unknown.ok());
-  EXPECT_EQ(unknown.error().message(), "unknown backend 'tpu'; backends: xnnpack");
-  EXPECT_EQ(available_backends(), std::vector<std::string>{"xnnpack"});
+  EXPECT_EQ(unknown.error().message(), "unknown backend 'tpu'; backends: vulkan, xnnpack");
+  EXPECT_EQ(available_backends(), (std::vector<std::string>{"vulkan", "xnnpack"}));
 }
 
 TEST(LatheApi, RunnerErrorsNameTheMethodAndInput) {
@@ -227,6 +229,66 @@ TEST(LatheApi, ListsPasses) {
   auto passes = available_passes();
   EXPECT_GE(passes.size(), 5u);
   EXPECT_THAT(default_pipeline(), HasSubstr("constant_propagation"));
+}
+
+// transform's check_outputs (`lathe transform --verify`) on a program held
+// only in memory: the "before" copy comes through an in-memory archive.
+TEST(Api, CheckOutputsComparesEveryPassOnAnInMemoryProgram) {
+  auto program = load_bytes(file_bytes(source_path("fixtures/mlp.pt2")));
+  ASSERT_TRUE(program.ok()) << program.error().message();
+  TransformOptions o = passes("default");
+  o.check_outputs = true;
+  auto report = transform(*program, o);
+  ASSERT_TRUE(report.ok()) << report.error().message();
+  ASSERT_EQ(report->checked.size(), 1u);
+  EXPECT_THAT(report->checked[0], HasSubstr("outputs equal after each of " + std::to_string(report->passes.size()) +
+                                            " pass(es)"));
+}
+
+TEST(Api, CheckPassesRefusesAnUnknownPassBeforeAnythingIsRead_NEG) {
+  Status s = check_passes(passes("addmm_mm_to_linear,no_such_pass"));
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.error().message(), HasSubstr("no_such_pass"));
+  EXPECT_TRUE(check_passes(passes("default")).ok());
+}
+
+TEST(Api, PrintAfterEachWritesTheIrOfEveryMethodAfterEveryPass) {
+  auto program = load(source_path("fixtures/mlp.pt2"));
+  ASSERT_TRUE(program.ok()) << program.error().message();
+  std::ostringstream printed;
+  TransformOptions o = passes("addmm_mm_to_linear");
+  o.print_after_each = &printed;
+  ASSERT_TRUE(transform(*program, o).ok());
+  EXPECT_THAT(printed.str(), HasSubstr("aten.linear.default"));
+}
+
+// Program::clone (what Python's transform works on): on every fixture the
+// copy writes the same bytes as the original, the default pipeline on the
+// copy writes what it writes on the original, and the original is untouched.
+TEST(Api, AClonedProgramWritesAndTransformsLikeTheOriginal) {
+  size_t checked = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(source_path("fixtures"))) {
+    if (entry.path().extension() != ".pt2") continue;
+    SCOPED_TRACE(entry.path().string());
+    auto original = load(entry.path().string());
+    if (!original.ok()) continue;  // the malformed ones
+    auto before = save_bytes(*original);
+    if (!before.ok()) continue;  // a fixture that does not verify as read
+    Program copy = original->clone();
+    auto copied = save_bytes(copy);
+    ASSERT_TRUE(copied.ok()) << copied.error().message();
+    EXPECT_TRUE(*copied == *before);
+    auto on_copy = transform(copy, passes("default"));
+    auto fresh = load(entry.path().string());
+    ASSERT_TRUE(fresh.ok());
+    ASSERT_EQ(on_copy.ok(), transform(*fresh, passes("default")).ok());
+    if (on_copy.ok()) EXPECT_TRUE(*save_bytes(copy) == *save_bytes(*fresh));
+    auto after = save_bytes(*original);
+    ASSERT_TRUE(after.ok());
+    EXPECT_TRUE(*after == *before) << "transforming a copy changed the original";
+    ++checked;
+  }
+  EXPECT_GE(checked, 40u);
 }
 
 }  // namespace

@@ -1,10 +1,17 @@
 // Runner: a runtime::Executor over one method, with the built-in delegates.
 #include "lathe/backends/lower.h"
+#include "lathe/backends/xnnpack_backend.h"
 #include "lathe/lathe.h"
 #include "lathe/passes/pass_manager.h"
 #include "lathe/runtime/executor.h"
+#include "lathe/runtime/parallel.h"
 
 namespace lathe {
+
+void set_threads(int portable, int delegates) {
+  if (portable >= 1) set_num_threads(portable);
+  if (delegates >= 1) set_xnnpack_threads(delegates);
+}
 
 struct Runner::Impl {
   std::string method;

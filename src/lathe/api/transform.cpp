@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 
+#include "lathe/api/pass_differential.h"
 #include "lathe/ir/verify.h"
 #include "lathe/lathe.h"
 #include "lathe/passes/constant_propagation.h"
@@ -11,6 +12,7 @@
 #include "lathe/passes/pass_manager.h"
 #include "lathe/passes/pass_registry.h"
 #include "lathe/runtime/constant_evaluator.h"
+#include "lathe/serde/pt2.h"
 
 namespace lathe {
 
@@ -39,13 +41,53 @@ Result<std::vector<std::unique_ptr<Pass>>> make_passes(const TransformOptions& o
   return list;
 }
 
+// The "before" copy check_outputs keeps one pass behind: the source archive
+// read again, or the program copied through an in-memory archive.
+Result<Program> reference_copy(const Program& program, const TransformOptions& o) {
+  if (!o.source.empty()) return read_pt2(o.source);
+  LATHE_ASSIGN_OR_RETURN(auto bytes, write_pt2_bytes(program, Pt2WriteOptions{}));
+  auto shared = std::make_shared<const std::vector<std::byte>>(std::move(bytes));
+  std::span<const std::byte> span(shared->data(), shared->size());
+  return read_pt2_memory(shared, span, "<copy>");
+}
+
+Result<std::unique_ptr<DifferentialPassCheck>> make_check(const Program& program, const TransformOptions& o) {
+  LATHE_ASSIGN_OR_RETURN(Program reference, reference_copy(program, o));
+  LATHE_ASSIGN_OR_RETURN(auto mirror, make_passes(o));
+  auto check = std::make_unique<DifferentialPassCheck>(std::move(reference), std::move(mirror),
+                                                       DifferentialPassOptions{o.source, Tolerance{o.rtol, o.atol}, 0});
+  LATHE_RETURN_IF_ERROR(check->prepare(o.method));
+  return check;
+}
+
+// Nodes and op counts after the passes, against the counts before.
+void record_changes(const Program& program, const std::map<std::string, std::map<std::string, int64_t>>& before,
+                    std::vector<MethodChange>& methods) {
+  for (MethodChange& c : methods) {
+    const Graph& g = program.find_method(c.method)->program->graph();
+    c.nodes_after = g.node_count();
+    std::map<std::string, std::pair<int64_t, int64_t>> all;
+    for (const auto& [op, n] : before.at(c.method)) all[op].first = n;
+    for (const auto& [op, n] : op_counts(g)) all[op].second = n;
+    for (const auto& [op, counts] : all) {
+      if (counts.first != counts.second) c.ops[op] = counts;
+    }
+  }
+}
+
 }  // namespace
+
+Status check_passes(const TransformOptions& options) {
+  auto passes = make_passes(options);
+  return passes.ok() ? Status::Ok() : Status(passes.error());
+}
 
 Result<TransformReport> transform(Program& program, const TransformOptions& o) {
   // Resolve the pass list first: a typo fails before anything changes.
   LATHE_ASSIGN_OR_RETURN(auto passes, make_passes(o));
   if (!o.method.empty() && !program.find_method(o.method)) {
-    return make_error("no method '" + o.method + "'; methods: " + join_names(program.method_names()));
+    const std::string where = o.source.empty() ? "" : o.source + " has ";
+    return make_error(where + "no method '" + o.method + "'; methods: " + join_names(program.method_names()));
   }
   TransformReport report;
   std::map<std::string, std::map<std::string, int64_t>> before;
@@ -56,26 +98,30 @@ Result<TransformReport> transform(Program& program, const TransformOptions& o) {
   }
   PassManagerOptions pmo;
   pmo.verify_each = o.verify_each;
+  pmo.print_after_each = o.print_after_each;
+  std::unique_ptr<DifferentialPassCheck> check;
+  if (o.check_outputs) {
+    LATHE_ASSIGN_OR_RETURN(check, make_check(program, o));
+    pmo.after_each = [&check](const std::string& method, size_t index, ExportedProgram& p) {
+      return check->after_pass(method, index, p);
+    };
+  }
   PassManager pm(pmo);
   for (auto& p : passes) pm.add(std::move(p));
   PassContext ctx;
   ctx.set_record_rewrites(o.explain_rewrites);
   LATHE_ASSIGN_OR_RETURN(report.changed, pm.run(program, ctx, o.method));
-  Status ok = verify(program);
-  if (!ok.ok()) return make_error("the result does not verify: " + ok.error().message());
-
-  report.explanations = ctx.records();
-  for (const PassTiming& t : pm.timings()) report.passes.push_back(PassRun{t.method, t.pass, t.changed, t.seconds});
-  for (MethodChange& c : report.methods) {
-    const Graph& g = program.find_method(c.method)->program->graph();
-    c.nodes_after = g.node_count();
-    std::map<std::string, std::pair<int64_t, int64_t>> all;
-    for (const auto& [op, n] : before[c.method]) all[op].first = n;
-    for (const auto& [op, n] : op_counts(g)) all[op].second = n;
-    for (const auto& [op, counts] : all) {
-      if (counts.first != counts.second) c.ops[op] = counts;
+  if (o.verify_result) {
+    Status ok = verify(program);
+    if (!ok.ok()) {
+      const std::string what = o.source.empty() ? "the result" : "the result of transforming " + o.source;
+      return make_error(what + " does not verify: " + ok.error().message());
     }
   }
+  report.explanations = ctx.records();
+  for (const PassTiming& t : pm.timings()) report.passes.push_back(PassRun{t.method, t.pass, t.changed, t.seconds});
+  record_changes(program, before, report.methods);
+  if (check) report.checked = check->summary();
   return report;
 }
 

@@ -44,6 +44,9 @@ struct DelegateSubgraph {
 
 class Backend : public DelegateRuntime {
  public:
+  // Whether this backend can lower and run here (a Vulkan device present);
+  // lower_program asks first, so the error comes before any work.
+  virtual Status available() const { return Status::Ok(); }
   virtual NodeSupport support(const Node& node, const Constness& constness) const = 0;
   virtual std::vector<std::string> ops_to_keep() const = 0;
   virtual Result<std::vector<std::byte>> preprocess(const DelegateSubgraph& subgraph) const = 0;

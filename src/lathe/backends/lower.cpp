@@ -1,5 +1,6 @@
 #include "lathe/backends/lower.h"
 
+#include "lathe/backends/vulkan/vulkan_backend.h"
 #include "lathe/backends/xnnpack_backend.h"
 #include "lathe/ir/verify.h"
 #include "lathe/passes/addmm_mm_to_linear.h"
@@ -10,6 +11,7 @@
 namespace lathe {
 
 Result<LowerResult> lower_program(Program& program, const Backend& backend, const std::string& method) {
+  LATHE_RETURN_IF_ERROR(backend.available());
   LowerResult result;
   PassManager pm;
   // Core ATen first, but what the backend wants whole stays whole
@@ -47,6 +49,8 @@ const DelegateRegistry& builtin_delegates() {
 #if LATHE_WITH_XNNPACK
     r.add(&xnnpack_backend());
 #endif
+    // Always listed: built without Vulkan, its init() says so.
+    r.add(&vulkan_backend());
     return r;
   }();
   return registry;
@@ -56,6 +60,7 @@ const Backend* find_backend(const std::string& name) {
 #if LATHE_WITH_XNNPACK
   if (name == "xnnpack") return &xnnpack_backend();
 #endif
+  if (name == "vulkan") return &vulkan_backend();
   (void)name;
   return nullptr;
 }

@@ -38,9 +38,9 @@ Result<LowerResult> lower_program(Program& program, const Backend& backend, cons
 // One line per node: "claimed (delegate 0): fully_connected, ..." or "not claimed: <why>".
 std::string explain_lowering(const MethodLowering& m);
 
-// A registry with every backend Lathe ships (today: xnnpack).
+// A registry with every backend Lathe ships (xnnpack, vulkan).
 const DelegateRegistry& builtin_delegates();
-// By name ("xnnpack"); nullptr if unknown.
+// By name ("xnnpack", "vulkan"); nullptr if unknown.
 const Backend* find_backend(const std::string& name);
 
 }  // namespace lathe

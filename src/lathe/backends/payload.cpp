@@ -171,4 +171,29 @@ Result<DelegatePayload> decode_payload(std::span<const std::byte> bytes) {
   return p;
 }
 
+Status check_payload_dataflow(const DelegatePayload& p, size_t operands, size_t node_outputs) {
+  for (const PayloadValue& v : p.values) {
+    if (v.input >= 0 && static_cast<size_t>(v.input) >= operands)
+      return make_error("the payload reads delegate input " + std::to_string(v.input) + ", the node has " + std::to_string(operands));
+  }
+  if (p.outputs.size() != node_outputs)
+    return make_error("the payload has " + std::to_string(p.outputs.size()) + " outputs, the node " + std::to_string(node_outputs));
+  std::vector<bool> defined(p.values.size(), false);
+  for (size_t i = 0; i < p.values.size(); ++i) defined[i] = p.values[i].input >= 0;
+  for (const PayloadOp& op : p.ops) {
+    const std::string label = op.kind + " '" + op.node + "'";
+    for (const PayloadOperand& o : op.inputs) {
+      if (!defined[o.value]) return make_error(label + " reads value " + std::to_string(o.value) + " before it is computed");
+    }
+    for (uint32_t o : op.outputs) {
+      if (defined[o]) return make_error(label + " redefines value " + std::to_string(o));
+      defined[o] = true;
+    }
+  }
+  for (uint32_t o : p.outputs) {
+    if (!defined[o] || p.values[o].input >= 0) return make_error("payload output value " + std::to_string(o) + " is not computed by the delegate");
+  }
+  return Status::Ok();
+}
+
 }  // namespace lathe

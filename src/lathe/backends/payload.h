@@ -69,4 +69,11 @@ std::vector<std::byte> encode_payload(const DelegatePayload& payload);
 // truncated or hand-made record is an error, never an out-of-bounds read.
 Result<DelegatePayload> decode_payload(std::span<const std::byte> bytes);
 
+// What every backend's init() relies on before it looks at any op: each
+// delegate input a value names exists (the node has `operands` inputs),
+// the record has one output per node output, every op reads only values
+// defined before it and defines each value once, and every output is
+// computed by an op.
+Status check_payload_dataflow(const DelegatePayload& payload, size_t operands, size_t node_outputs);
+
 }  // namespace lathe

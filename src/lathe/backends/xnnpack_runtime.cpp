@@ -1,6 +1,10 @@
 // XnnpackBackend::init / execute: prepacks each payload op into an XNNPACK
 // operator (weights copied and packed by XNNPACK into memory it owns), then
-// runs them in order on every call.
+// runs them in order on every call. Fully-connected ops are the exception:
+// their weights are packed at init for Lathe's blocked GEMM
+// (runtime/kernels/gemm_blocked.h), which reached 4-7x the GFLOP/s of this
+// (February 2022) XNNPACK's fully-connected on a large linear (README,
+// Benchmarks); bias and a fused clamp are its epilogue.
 #include <xnnpack.h>
 
 #include <algorithm>
@@ -11,9 +15,11 @@
 #include <thread>
 
 #include "lathe/backends/payload.h"
+#include "lathe/backends/prepacked.h"
 #include "lathe/backends/xnnpack_host_ops.h"
 #include "lathe/backends/xnnpack_params.h"
 #include "lathe/backends/xnnpack_backend.h"
+#include "lathe/runtime/kernels/gemm_blocked.h"
 #include "lathe/runtime/kernels/util.h"
 
 namespace lathe {
@@ -82,6 +88,10 @@ struct Op {
   std::vector<size_t> shape_c;           // constant_pad: post-padding
   std::optional<HostOp> host;
   const PayloadOp* pop = nullptr;  // host ops: their parameters and operand roles (payload_ does not change after init)
+  // fully_connected: the weight packed at init, the bias, the output bounds
+  std::optional<kernels::PackedB> weight;
+  std::vector<float> bias;
+  kernels::GemmEpilogue epilogue;
 };
 
 std::string status_text(xnn_status s) {
@@ -152,37 +162,13 @@ int64_t numel_of(const std::vector<size_t>& s) {
 Status XnnpackHandle::check_operands(const DelegateInitArgs& args, const PayloadOp& pop, Kind kind) {
   for (const PayloadOperand& o : pop.inputs) {
     if (!prepacked_role(kind, o.role)) continue;
-    const PayloadValue& pv = payload_.values[o.value];
-    const std::string who = "xnnpack: " + pop.kind + " '" + pop.node + "'";
-    if (pv.input < 0) {
-      return make_error(who + ": operand '" + o.role + "' is computed inside the delegate; XNNPACK prepacks it at init, so it must be a compile-time constant");
-    }
-    if (static_cast<size_t>(pv.input) >= args.operands.size()) {
-      return make_error(who + ": operand '" + o.role + "' names delegate input " + std::to_string(pv.input) + " of " + std::to_string(args.operands.size()));
-    }
-    const DelegateOperand& d = args.operands[pv.input];
-    const Constness constness(args.program);
-    if (d.state && d.value && constness.is_compile_time_constant(d.value)) continue;
-    std::string producer;
-    if (!d.value) producer = "no value";
-    else if (d.value->producer()) producer = "produced at run time by node '" + d.value->producer()->name() + "' (" + d.value->producer()->op_name() + ")";
-    else producer = "a placeholder: " + std::string(origin_name(constness.origin(d.value)));
-    std::string why = d.value ? constness.explain(d.value) : "";
-    return make_error(who + ": operand '" + o.role + "' is '" + (d.value ? d.value->name() : "?") + "', " + producer +
-                      (why.empty() ? "" : " (" + why + ")") +
-                      ", not a compile-time constant; XNNPACK prepacks weights at init, so this payload cannot be initialised");
+    LATHE_RETURN_IF_ERROR(check_prepacked_operand(args, payload_, o, "xnnpack", pop.kind + " '" + pop.node + "'", "XNNPACK"));
   }
   return Status::Ok();
 }
 
 Result<std::vector<float>> XnnpackHandle::constant(const DelegateInitArgs& args, uint32_t id, int64_t numel, const Op& op, const char* role) {
-  const Tensor& t = *args.operands[payload_.values[id].input].state;
-  if (t.dtype != DType::Float32) return make_error(op.label + ": " + role + " is " + std::string(dtype_name(t.dtype)) + ", not float32");
-  LATHE_RETURN_IF_ERROR(t.check_fits());
-  if (t.numel() != numel) return make_error(op.label + ": " + role + " has " + std::to_string(t.numel()) + " elements, expected " + std::to_string(numel));
-  Tensor c = t.is_contiguous() ? t : kernels::contiguous_copy(t);
-  const float* p = reinterpret_cast<const float*>(c.data());
-  return std::vector<float>(p, p + numel);
+  return prepacked_floats(args, payload_, id, numel, op.label, role);
 }
 
 // ---- create: one function per payload op kind -----------------------------------------
@@ -223,9 +209,14 @@ Status XnnpackHandle::create_fully_connected(const DelegateInitArgs& args, const
   if (int bi = role_index(pop, "bias"); bi >= 0) {
     LATHE_ASSIGN_OR_RETURN(b, constant(args, op.in[bi], n, op, "bias"));
   }
-  LATHE_XNN(xnn_create_fully_connected_nc_f32(k, n, k, n, w.data(), b.empty() ? nullptr : b.data(), lower_bound(pop), upper_bound(pop),
-                                               p.transposed_weights ? XNN_FLAG_TRANSPOSE_WEIGHTS : 0, &op.op),
-            op.label + ": xnn_create_fully_connected_nc_f32");
+  // W is [N, K] (a linear's weight: B = W^T), or [K, N] for mm/addmm.
+  const kernels::MatView B = p.transposed_weights ? kernels::MatView{w.data(), n, 1} : kernels::MatView{w.data(), 1, k};
+  op.weight = kernels::PackedB::pack(kernels::gemm_tiles(), k, n, B);
+  op.bias = std::move(b);
+  op.epilogue.bias = op.bias.empty() ? nullptr : op.bias.data();
+  op.epilogue.lo = lower_bound(pop);
+  op.epilogue.hi = upper_bound(pop);
+  op.epilogue.clamp = op.epilogue.lo > -INFINITY || op.epilogue.hi < INFINITY;
   op.setup = {p.batch};
   op.in.resize(1);
   return Status::Ok();
@@ -490,7 +481,9 @@ Status XnnpackHandle::run_op(const Op& op, pthreadpool_t pool) {
   const std::vector<int64_t>& S = op.setup;
   xnn_status s = xnn_status_success;
   switch (op.kind) {
-    case Kind::FullyConnected: s = xnn_setup_fully_connected_nc_f32(op.op, S[0], x, y, pool); break;
+    case Kind::FullyConnected:
+      kernels::gemm_packed(S[0], kernels::MatView{x, op.weight->k(), 1}, *op.weight, y, op.weight->n(), op.epilogue);
+      return Status::Ok();
     case Kind::Conv2d: s = xnn_setup_convolution2d_nhwc_f32(op.op, S[0], S[1], S[2], x, y, pool); break;
     case Kind::Add:
       s = xnn_setup_add_nd_f32(op.op, op.shape_a.size(), op.shape_a.data(), op.shape_b.size(), op.shape_b.data(), x, ptr_[op.in[1]], y, pool);

@@ -2,15 +2,19 @@
 // a payload (preprocess). The runtime half is in xnnpack_runtime.cpp.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "lathe/backends/node_args.h"
 #include "lathe/backends/payload.h"
 #include "lathe/backends/xnnpack_backend.h"
 #include "lathe/backends/xnnpack_params.h"
+#include "lathe/ir/literal_args.h"
+#include "lathe/ir/op_catalogue.h"
 
 namespace lathe {
 
@@ -18,148 +22,37 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-std::string_view short_op(const Node& n) {
-  std::string_view t = n.target();
-  if (t.starts_with("torch.ops.")) t.remove_prefix(10);
-  return t;
-}
+using namespace node_args;
+namespace aten = ops::aten;
+namespace arg = ops::arg;
 
-// ---- literal arguments -------------------------------------------------------------------
+constexpr std::string_view kPrepackNote = " (XNNPACK prepacks it at init: it must be a compile-time constant)";
 
-std::optional<int64_t> lit_int(const Node& n, std::string_view name) {
-  const Argument* a = n.input(name);
-  if (!a) return std::nullopt;
-  if (auto* i = a->get_if<int64_t>()) return *i;
-  if (auto* s = a->get_if<SymIntArg>(); s && !s->is_value()) return s->literal();
-  if (auto* b = a->get_if<bool>()) return *b ? 1 : 0;
-  return std::nullopt;
-}
-
-// Like lit_int, but an argument the node omits is at its schema default
-// (exported graphs leave defaulted arguments out, e.g. conv2d's groups=1).
-std::optional<int64_t> lit_int_or(const Node& n, std::string_view name, int64_t dflt) {
-  return n.input(name) ? lit_int(n, name) : std::optional<int64_t>(dflt);
-}
-
-std::optional<double> lit_number(const Node& n, std::string_view name) {
-  const Argument* a = n.input(name);
-  if (!a) return std::nullopt;
-  if (auto* d = a->get_if<double>()) return *d;
-  if (auto* f = a->get_if<SymFloatArg>(); f && !f->is_value()) return f->literal();
-  if (auto i = lit_int(n, name)) return static_cast<double>(*i);
-  return std::nullopt;
-}
-
-std::optional<bool> lit_bool(const Node& n, std::string_view name) {
-  const Argument* a = n.input(name);
-  if (!a) return std::nullopt;
-  if (auto* b = a->get_if<bool>()) return *b;
-  return std::nullopt;
-}
-
-bool is_none_arg(const Node& n, std::string_view name) {
-  const Argument* a = n.input(name);
-  return !a || a->is_none() || (a->is<OptionalTensor>() && !a->as<OptionalTensor>().value);
-}
-
-// int[] argument, with a single int broadcast to `len` items; nullopt if symbolic.
-std::optional<std::vector<int64_t>> lit_ints(const Node& n, std::string_view name, size_t len,
-                                             std::vector<int64_t> dflt) {
-  const Argument* a = n.input(name);
-  std::vector<int64_t> v;
-  if (!a || a->is_none()) v = std::move(dflt);
-  else if (auto* l = a->get_if<IntList>()) v = l->items;
-  else if (auto* s = a->get_if<SymIntList>()) {
-    for (const auto& x : s->items) {
-      if (x.is_value()) return std::nullopt;
-      v.push_back(x.literal());
-    }
-  } else if (auto i = lit_int(n, name)) v = {*i};
-  else return std::nullopt;
-  if (v.size() == 1 && len > 1) v.assign(len, v[0]);
-  if (v.size() != len) return std::nullopt;
-  return v;
-}
-
-// int[] argument of any length (no broadcast); nullopt if absent or symbolic.
-std::optional<std::vector<int64_t>> lit_int_list(const Node& n, std::string_view name) {
-  const Argument* a = n.input(name);
-  if (!a || a->is_none()) return std::nullopt;
-  if (auto* l = a->get_if<IntList>()) return l->items;
-  if (auto* s = a->get_if<SymIntList>()) {
-    std::vector<int64_t> v;
-    for (const auto& x : s->items) {
-      if (x.is_value()) return std::nullopt;
-      v.push_back(x.literal());
-    }
-    return v;
-  }
-  if (auto i = lit_int(n, name)) return std::vector<int64_t>{*i};
-  return std::nullopt;
-}
-
-const Value* tensor_arg(const Node& n, std::string_view name) {
-  const Argument* a = n.input(name);
-  if (!a) return nullptr;
-  if (Value* v = a->tensor()) return v;
-  if (auto* o = a->get_if<OptionalTensor>()) return o->value;
-  return nullptr;
-}
-
-std::vector<int64_t> sizes_of(const Value* v) { return *v->meta()->concrete_sizes(); }
-
-// ---- support helpers ----------------------------------------------------------------------
-
-// "" if every tensor the node reads or defines is float32 with concrete sizes.
-std::string check_tensors(const Node& n) {
-  auto bad = [](const Value* v) -> std::string {
-    if (v->kind() != ValueKind::Tensor) return "";
-    if (!v->meta()) return "'" + v->name() + "' has no metadata";
-    if (v->meta()->dtype != DType::Float32) return "'" + v->name() + "' is " + std::string(dtype_name(v->meta()->dtype)) + ", not float32";
-    if (!v->meta()->concrete_sizes()) return "'" + v->name() + "' has symbolic sizes";
-    return "";
-  };
-  for (const Value* v : n.operand_values()) {
-    if (std::string b = bad(v); !b.empty()) return b;
-  }
-  for (const Value* v : n.defined_values()) {
-    if (v->has_uses() || v == n.defined_values().front()) {
-      if (std::string b = bad(v); !b.empty()) return b;
-    }
-  }
-  return "";
-}
+// A batch norm's operands after its input, in the order payloads list them.
+constexpr std::string_view kBatchNormStatistics[] = {arg::weight, arg::bias, arg::running_mean, arg::running_var};
 
 // Why `v` (operand `role`) cannot be prepacked, or "".
 std::string needs_constant(const Value* v, std::string_view role, const Constness& c) {
-  if (!v) return "";
-  if (c.is_compile_time_constant(v)) return "";
-  std::string why = c.explain(v);
-  if (why.empty()) why = "is computed at run time by '" + (v->producer() ? v->producer()->name() : v->name()) + "'";
-  return std::string(role) + " '" + v->name() + "' " + why + " (XNNPACK prepacks it at init: it must be a compile-time constant)";
+  return node_args::needs_constant(v, role, c, kPrepackNote);
 }
 
 std::string describe_const(const Value* v, const Constness& c) { return c.describe(v); }
 
-bool only_user_is(const Value* v, const Node& user) {
-  return v->uses().size() == 1 && v->uses()[0].user == &user;
-}
-
 NodeSupport conv_support(const Node& n, const Constness& c) {
-  const Value* x = tensor_arg(n, "input");
-  const Value* w = tensor_arg(n, "weight");
+  const Value* x = tensor_input(n, arg::input);
+  const Value* w = tensor_input(n, arg::weight);
   if (!x || !w) return NodeSupport::no("has no input or weight tensor");
   const size_t rank = x->meta()->sizes.size();
   if ((rank != 3 && rank != 4) || w->meta()->sizes.size() != rank)
     return NodeSupport::no("is not a 1-D or 2-D convolution (needs 3-D or 4-D input and weight)");
   const size_t spatial = rank - 2;
-  if (lit_bool(n, "transposed").value_or(false)) return NodeSupport::no("is a transposed convolution");
-  auto op = lit_ints(n, "output_padding", spatial, std::vector<int64_t>(spatial, 0));
+  if (literal_bool(n, arg::transposed).value_or(false)) return NodeSupport::no("is a transposed convolution");
+  auto op = literal_ints(n, arg::output_padding, spatial, std::vector<int64_t>(spatial, 0));
   if (!op || std::any_of(op->begin(), op->end(), [](int64_t v) { return v != 0; })) return NodeSupport::no("has output padding");
-  auto stride = lit_ints(n, "stride", spatial, std::vector<int64_t>(spatial, 1));
-  auto padding = lit_ints(n, "padding", spatial, std::vector<int64_t>(spatial, 0));
-  auto dilation = lit_ints(n, "dilation", spatial, std::vector<int64_t>(spatial, 1));
-  auto groups = lit_int_or(n, "groups", 1);
+  auto stride = literal_ints(n, arg::stride, spatial, std::vector<int64_t>(spatial, 1));
+  auto padding = literal_ints(n, arg::padding, spatial, std::vector<int64_t>(spatial, 0));
+  auto dilation = literal_ints(n, arg::dilation, spatial, std::vector<int64_t>(spatial, 1));
+  auto groups = literal_int_or(n, arg::groups, 1);
   if (!stride || !padding || !dilation || !groups) return NodeSupport::no("has symbolic stride, padding, dilation or groups");
   auto in_range = [](const std::vector<int64_t>& v, int64_t lo) {
     return std::all_of(v.begin(), v.end(), [&](int64_t x) { return x >= lo && x < (int64_t{1} << 24); });
@@ -167,47 +60,41 @@ NodeSupport conv_support(const Node& n, const Constness& c) {
   if (!in_range(*stride, 1) || !in_range(*padding, 0) || !in_range(*dilation, 1) || *groups < 1 || *groups >= (int64_t{1} << 24))
     return NodeSupport::no("has a stride, padding, dilation or groups XNNPACK cannot take");
   if (std::string r = needs_constant(w, "weight", c); !r.empty()) return NodeSupport::no(r);
-  if (!is_none_arg(n, "bias")) {
-    if (std::string r = needs_constant(tensor_arg(n, "bias"), "bias", c); !r.empty()) return NodeSupport::no(r);
+  if (!is_none_input(n, arg::bias)) {
+    if (std::string r = needs_constant(tensor_input(n, arg::bias), "bias", c); !r.empty()) return NodeSupport::no(r);
   }
   return NodeSupport::yes(std::string(spatial == 1 ? "convolution2d_nhwc over a unit height (1-D)" : "convolution2d_nhwc") +
                           ", weight " + describe_const(w, c) + " prepacked");
-}
-
-// The inference batch norms torch.export writes: batch_norm (2.13, kept
-// whole), native_batch_norm (training=False) and the decomposed
-// _native_batch_norm_legit_no_training (no training argument: always eval).
-bool is_batch_norm_op(std::string_view op) {
-  return op == "aten.native_batch_norm.default" || op == "aten.batch_norm.default" ||
-         op == "aten._native_batch_norm_legit_no_training.default";
 }
 
 // Folds into the convolution before it when that convolution is claimed,
 // feeds only this batch norm, and the statistics are constants (they are
 // folded into the prepacked weights at init).
 bool batch_norm_folds(const Node& n, const Constness& c) {
-  const Value* x = tensor_arg(n, "input");
-  if (!x || !x->producer() || short_op(*x->producer()) != "aten.convolution.default") return false;
+  const Value* x = tensor_input(n, arg::input);
+  if (!x || !x->producer() || x->producer()->op_target() != aten::convolution) return false;
   if (!conv_support(*x->producer(), c).claimed || !only_user_is(x, n)) return false;
-  for (const char* role : {"weight", "bias", "running_mean", "running_var"}) {
-    if (!needs_constant(tensor_arg(n, role), role, c).empty()) return false;
+  for (std::string_view role : kBatchNormStatistics) {
+    if (!needs_constant(tensor_input(n, role), role, c).empty()) return false;
   }
   return true;
 }
 
+// The batch norms ops::is_batch_norm() lists; _native_batch_norm_legit_no_training
+// has no training argument: it is always eval.
 NodeSupport batch_norm_support(const Node& n, const Constness& c) {
-  const Value* x = tensor_arg(n, "input");
-  const bool eval_only = short_op(n) == "aten._native_batch_norm_legit_no_training.default";
-  if (!eval_only && lit_bool(n, "training").value_or(true)) return NodeSupport::no("is a training-mode batch norm");
+  const Value* x = tensor_input(n, arg::input);
+  const bool eval_only = n.op_target() == aten::_native_batch_norm_legit_no_training;
+  if (!eval_only && literal_bool(n, arg::training).value_or(true)) return NodeSupport::no("is a training-mode batch norm");
   if (!x || x->meta()->sizes.size() < 2) return NodeSupport::no("input has no channel dimension");
   std::vector<Value*> outs = n.defined_values();
   for (size_t k = 1; k < outs.size(); ++k) {
     if (outs[k]->has_uses()) return NodeSupport::no("its saved mean/invstd outputs are used");
   }
-  for (const char* role : {"weight", "bias", "running_mean", "running_var"}) {
-    if (!tensor_arg(n, role)) return NodeSupport::no(std::string("has no ") + role);
+  for (std::string_view role : kBatchNormStatistics) {
+    if (!tensor_input(n, role)) return NodeSupport::no("has no " + std::string(role));
   }
-  if (!lit_number(n, "eps")) return NodeSupport::no("has a symbolic eps");
+  if (!literal_number(n, arg::eps)) return NodeSupport::no("has a symbolic eps");
   if (batch_norm_folds(n, c)) return NodeSupport::yes("folded into convolution '" + x->producer()->name() + "' at init");
   return NodeSupport::yes("per-channel scale and shift (a Lathe loop inside the delegate; no convolution to fold into)");
 }
@@ -216,31 +103,27 @@ NodeSupport batch_norm_support(const Node& n, const Constness& c) {
 // must be an op that takes output bounds and be claimed itself (else the
 // activation runs on its own, and --explain must not say it fused).
 bool fusable_activation_input(const XnnpackBackend& backend, const Node& n, const Constness& c) {
-  const Value* x = tensor_arg(n, "self");
+  const Value* x = tensor_input(n, arg::self);
   if (!x || !x->producer() || !only_user_is(x, n)) return false;
-  std::string_view p = short_op(*x->producer());
-  const bool takes_bounds = p == "aten.linear.default" || p == "aten.mm.default" || p == "aten.addmm.default" ||
-                            p == "aten.convolution.default" || is_batch_norm_op(p);
+  const OpTarget p = x->producer()->op_target();
+  const bool takes_bounds = p == aten::linear || p == aten::mm || p == aten::addmm || p == aten::convolution ||
+                            ops::is_batch_norm(p);
   return takes_bounds && backend.support(*x->producer(), c).claimed;
-}
-
-bool is_reshape_op(std::string_view op) {
-  return op == "aten.view.default" || op == "aten._unsafe_view.default" || op == "aten.reshape.default" ||
-         op == "aten.flatten.using_ints" || op == "aten.unsqueeze.default" || op == "aten.squeeze.dim" ||
-         op == "aten.squeeze.dims" || op == "aten.clone.default" || op == "aten.contiguous.default";
 }
 
 // A view or permute is worth claiming only inside a group: alone it would
 // be a delegate call around one copy.
 bool input_is_claimed(const XnnpackBackend& backend, const Node& n, const Constness& c) {
-  const Value* x = tensor_arg(n, "self");
+  const Value* x = tensor_input(n, arg::self);
   return x && x->producer() && backend.support(*x->producer(), c).claimed;
 }
+
+constexpr const char* kLoneCopy = "its input is not computed by XNNPACK (a lone copy is not worth a delegate)";
 
 // A concatenation is a copy; worth claiming only where some input is
 // already computed by XNNPACK (densenet's and googlenet's channel concats).
 NodeSupport cat_support(const XnnpackBackend& backend, const Node& n, const Constness& c) {
-  const Argument* a = n.input("tensors");
+  const Argument* a = n.input(arg::tensors);
   const TensorList* list = a ? a->get_if<TensorList>() : nullptr;
   if (!list || list->items.empty()) return NodeSupport::no("has no tensor list");
   bool any_claimed = false;
@@ -250,195 +133,248 @@ NodeSupport cat_support(const XnnpackBackend& backend, const Node& n, const Cons
     any_claimed = any_claimed || (v->producer() && backend.support(*v->producer(), c).claimed);
   }
   if (!any_claimed) return NodeSupport::no("none of its inputs is computed by XNNPACK (a lone copy is not worth a delegate)");
-  if (!lit_int_or(n, "dim", 0)) return NodeSupport::no("has a symbolic dim");
+  if (!literal_int_or(n, arg::dim, 0)) return NodeSupport::no("has a symbolic dim");
   return NodeSupport::yes("concatenation (a copy inside the delegate, in the inputs' layout)");
 }
 
-NodeSupport host_op_support(const XnnpackBackend& backend, const Node& n, std::string_view op, const Constness& c) {
-  const Value* x = tensor_arg(n, op == "aten.native_layer_norm.default" || op == "aten.layer_norm.default" ? "input" : "self");
-  const char* inside = " (Lathe's portable kernel, inside the delegate)";
-  if (op == "aten.layer_norm.default" || op == "aten.native_layer_norm.default") {
-    if (!x || !lit_int_list(n, "normalized_shape").has_value()) return NodeSupport::no("has a symbolic normalized_shape");
-    std::vector<Value*> outs = n.defined_values();
-    for (size_t k = 1; k < outs.size(); ++k) {
-      if (outs[k]->has_uses()) return NodeSupport::no("its mean/rstd outputs are used");
-    }
-    if (n.input("eps") && !lit_number(n, "eps")) return NodeSupport::no("has a symbolic eps");
-    return NodeSupport::yes(std::string("layer_norm") + inside);
+NodeSupport slice_support(const XnnpackBackend& backend, const Node& n, const Constness& c) {
+  if (!input_is_claimed(backend, n, c)) return NodeSupport::no(kLoneCopy);
+  if (literal_int_or(n, arg::step, 1).value_or(0) != 1 || !literal_int_or(n, arg::dim, 0))
+    return NodeSupport::no("has a step other than 1 or a symbolic dim");
+  if (!is_none_input(n, arg::start) && !literal_int(n, arg::start)) return NodeSupport::no("has a symbolic start");
+  return NodeSupport::yes("slice (a copy inside the delegate)");
+}
+
+// ---- ops Lathe's portable kernels run inside the delegate (xnnpack_host_ops.h) ----
+
+constexpr const char* kInside = " (Lathe's portable kernel, inside the delegate)";
+
+NodeSupport layer_norm_support(const Node& n) {
+  if (!tensor_input(n, arg::input) || !literal_int_list(n, arg::normalized_shape).has_value())
+    return NodeSupport::no("has a symbolic normalized_shape");
+  std::vector<Value*> outs = n.defined_values();
+  for (size_t k = 1; k < outs.size(); ++k) {
+    if (outs[k]->has_uses()) return NodeSupport::no("its mean/rstd outputs are used");
   }
-  if (op == "aten.gelu.default") {
-    const Argument* a = n.input("approximate");
-    const std::string* approx = a ? a->get_if<std::string>() : nullptr;
-    if (a && (!approx || (*approx != "none" && *approx != "tanh"))) return NodeSupport::no("has an unknown approximation");
-    return NodeSupport::yes(std::string("gelu") + inside);
+  if (n.input(arg::eps) && !literal_number(n, arg::eps)) return NodeSupport::no("has a symbolic eps");
+  return NodeSupport::yes(std::string("layer_norm") + kInside);
+}
+
+NodeSupport gelu_support(const Node& n) {
+  const Argument* a = n.input(arg::approximate);
+  const std::string* approx = literal_string(n, arg::approximate);
+  if (a && (!approx || (*approx != "none" && *approx != "tanh"))) return NodeSupport::no("has an unknown approximation");
+  return NodeSupport::yes(std::string("gelu") + kInside);
+}
+
+NodeSupport layout_copy_support(const XnnpackBackend& backend, const Node& n, const Constness& c) {
+  if (!input_is_claimed(backend, n, c)) return NodeSupport::no(kLoneCopy);
+  const bool permute = n.op_target() == aten::permute;
+  if (permute && !literal_ints(n, arg::dims, tensor_input(n, arg::self)->meta()->sizes.size(), {}))
+    return NodeSupport::no("has symbolic dims");
+  return NodeSupport::yes(std::string(permute ? "permute" : "reshape") + " (a copy inside the delegate)");
+}
+
+NodeSupport roll_support(const Node& n) {
+  const size_t nd = n.input(arg::dims) ? literal_int_list(n, arg::dims).value_or(std::vector<int64_t>{}).size() : 0;
+  auto shifts = literal_ints(n, arg::shifts, std::max<size_t>(nd, 1), {});
+  if (nd == 0 || !shifts) return NodeSupport::no("rolls the flattened tensor or has symbolic shifts");
+  return NodeSupport::yes(std::string("roll") + kInside);
+}
+
+NodeSupport sdpa_support(const Node& n) {
+  if (literal_number(n, arg::dropout_p).value_or(0) != 0) return NodeSupport::no("has dropout");
+  if (literal_bool(n, arg::enable_gqa).value_or(false)) return NodeSupport::no("uses grouped-query attention");
+  const Argument* sc = n.input(arg::scale);
+  if (sc && !sc->is_none() && !literal_number(n, arg::scale)) return NodeSupport::no("has a symbolic scale");
+  if (n.input(arg::is_causal) && !literal_bool(n, arg::is_causal)) return NodeSupport::no("has a symbolic is_causal");
+  return NodeSupport::yes(std::string("scaled_dot_product_attention") + kInside);
+}
+
+// constant_pad_nd, and pad in its constant mode.
+NodeSupport pad_support(const Node& n) {
+  const Value* x = tensor_input(n, arg::self);
+  if (n.op_target() == aten::pad) {
+    const Argument* mode = n.input(arg::mode);
+    const std::string* m = literal_string(n, arg::mode);
+    if (mode && !(m && *m == "constant")) return NodeSupport::no("is not a constant-mode pad");
   }
-  if (op == "aten.permute.default" || is_reshape_op(op)) {
-    if (!input_is_claimed(backend, n, c)) return NodeSupport::no("its input is not computed by XNNPACK (a lone copy is not worth a delegate)");
-    if (op == "aten.permute.default" && !lit_ints(n, "dims", x->meta()->sizes.size(), {})) return NodeSupport::no("has symbolic dims");
-    return NodeSupport::yes(std::string(op == "aten.permute.default" ? "permute" : "reshape") + " (a copy inside the delegate)");
-  }
-  if (op == "aten.roll.default") {
-    const size_t nd = n.input("dims") ? lit_int_list(n, "dims").value_or(std::vector<int64_t>{}).size() : 0;
-    auto shifts = lit_ints(n, "shifts", std::max<size_t>(nd, 1), {});
-    if (nd == 0 || !shifts) return NodeSupport::no("rolls the flattened tensor or has symbolic shifts");
-    return NodeSupport::yes(std::string("roll") + inside);
-  }
-  if (op == "aten.bmm.default") return NodeSupport::yes(std::string("bmm (both operands computed at run time)") + inside);
-  if (op == "aten.scaled_dot_product_attention.default") {
-    if (lit_number(n, "dropout_p").value_or(0) != 0) return NodeSupport::no("has dropout");
-    if (lit_bool(n, "enable_gqa").value_or(false)) return NodeSupport::no("uses grouped-query attention");
-    const Argument* sc = n.input("scale");
-    if (sc && !sc->is_none() && !lit_number(n, "scale")) return NodeSupport::no("has a symbolic scale");
-    if (n.input("is_causal") && !lit_bool(n, "is_causal")) return NodeSupport::no("has a symbolic is_causal");
-    return NodeSupport::yes(std::string("scaled_dot_product_attention") + inside);
-  }
-  // constant_pad_nd, and pad in its constant mode
-  if (op == "aten.pad.default") {
-    const Argument* mode = n.input("mode");
-    if (mode && !(mode->get_if<std::string>() && *mode->get_if<std::string>() == "constant"))
-      return NodeSupport::no("is not a constant-mode pad");
-  }
-  auto pad = lit_int_list(n, "pad");
+  auto pad = literal_int_list(n, arg::pad);
   if (!pad || pad->size() % 2 || pad->size() / 2 > x->meta()->sizes.size() || x->meta()->sizes.size() > 6)
     return NodeSupport::no("has a symbolic or malformed padding");
   if (std::any_of(pad->begin(), pad->end(), [](int64_t v) { return v < 0; })) return NodeSupport::no("crops (negative padding)");
-  if (!is_none_arg(n, "value") && !lit_number(n, "value")) return NodeSupport::no("has a symbolic value");
+  if (!is_none_input(n, arg::value) && !literal_number(n, arg::value)) return NodeSupport::no("has a symbolic value");
   return NodeSupport::yes("constant_pad_nd_x32");
+}
+
+// ---- XNNPACK operators ----
+
+NodeSupport linear_support(const Node& n, const Constness& c) {
+  const Value* w = tensor_input(n, arg::weight);
+  if (!w || w->meta()->sizes.size() != 2) return NodeSupport::no("weight is not 2-D");
+  if (std::string r = needs_constant(w, "weight", c); !r.empty()) return NodeSupport::no(r);
+  if (std::string r = needs_constant(tensor_input(n, arg::bias), "bias", c); !r.empty()) return NodeSupport::no(r);
+  return NodeSupport::yes("fully_connected, weight " + describe_const(w, c) + " prepacked");
+}
+
+NodeSupport mm_support(const Node& n, const Constness& c) {
+  const bool addmm = n.op_target() == aten::addmm;
+  const Value* x = tensor_input(n, addmm ? arg::mat1 : arg::self);
+  const Value* w = tensor_input(n, arg::mat2);
+  if (!x || !w || x->meta()->sizes.size() != 2 || w->meta()->sizes.size() != 2) return NodeSupport::no("operands are not 2-D");
+  if (std::string r = needs_constant(w, "mat2", c); !r.empty()) return NodeSupport::no(r);
+  if (addmm) {
+    if (literal_number(n, arg::beta).value_or(1) != 1 || literal_number(n, arg::alpha).value_or(1) != 1)
+      return NodeSupport::no("has beta or alpha other than 1");
+    const Value* b = tensor_input(n, arg::self);
+    if (!b || b->meta()->sizes.size() != 1) return NodeSupport::no("bias is not 1-D");
+    if (std::string r = needs_constant(b, "bias", c); !r.empty()) return NodeSupport::no(r);
+  }
+  return NodeSupport::yes("fully_connected (transposed weights), mat2 " + describe_const(w, c) + " prepacked");
+}
+
+NodeSupport binary_support(const Node& n) {
+  const bool add = n.op_target() == aten::add_Tensor;
+  const Value* a = tensor_input(n, arg::self);
+  const Value* b = tensor_input(n, arg::other);
+  if (!a || !b) return NodeSupport::no("has a scalar operand");
+  if (a->meta()->sizes.size() > 4 || b->meta()->sizes.size() > 4) return NodeSupport::no("has an operand of more than 4 dimensions");
+  if (add && literal_number(n, arg::alpha).value_or(1) != 1) return NodeSupport::no("has alpha other than 1");
+  return NodeSupport::yes(add ? "add_nd" : "multiply_nd");
+}
+
+// relu, relu_, clamp, hardtanh: an XNNPACK clamp, or output bounds of the op before.
+NodeSupport clamp_support(const XnnpackBackend& backend, const Node& n, const Constness& c) {
+  if (n.op_target() == aten::clamp) {
+    const Argument* lo = n.input(arg::min);
+    const Argument* hi = n.input(arg::max);
+    if ((lo && !lo->is_none() && !literal_number(n, arg::min)) || (hi && !hi->is_none() && !literal_number(n, arg::max)))
+      return NodeSupport::no("has non-literal bounds");
+  }
+  if (n.op_target() == aten::relu_) {
+    // In place: claimed only when nothing else reads the input it overwrites.
+    const Value* x = tensor_input(n, arg::self);
+    if (!x || x->uses().size() != 1) return NodeSupport::no("writes into an input other nodes also read");
+  }
+  return NodeSupport::yes(fusable_activation_input(backend, n, c) ? "fused into its producer as output min/max" : "clamp");
+}
+
+NodeSupport pool_support(const Node& n) {
+  const bool avg = n.op_target() == aten::avg_pool2d;
+  if (tensor_input(n, arg::self)->meta()->sizes.size() != 4) return NodeSupport::no("input is not 4-D");
+  if (!literal_ints(n, arg::kernel_size, 2, {}) || !literal_ints(n, arg::padding, 2, {0, 0}))
+    return NodeSupport::no("has symbolic window");
+  if (const auto k = *literal_ints(n, arg::kernel_size, 2, {}); k[0] * k[1] < 2)
+    return NodeSupport::no("has a 1x1 window (XNNPACK's pooling operators need at least 2 elements)");
+  const auto pad = *literal_ints(n, arg::padding, 2, {0, 0});
+  if (avg) {
+    if (pad[0] != 0 || pad[1] != 0) return NodeSupport::no("has padding (XNNPACK's average excludes it; PyTorch's default includes it)");
+    if (literal_bool(n, arg::ceil_mode).value_or(false)) return NodeSupport::no("uses ceil_mode");
+    if (!is_none_input(n, arg::divisor_override)) return NodeSupport::no("has a divisor override");
+    return NodeSupport::yes("average_pooling2d");
+  }
+  if (n.defined_values().size() > 1 && n.defined_values()[1]->has_uses()) return NodeSupport::no("its indices are used");
+  const auto dil = literal_ints(n, arg::dilation, 2, {1, 1});
+  if (!dil) return NodeSupport::no("has symbolic dilation");
+  // A dilated window can then fall wholly in the padding: PyTorch gives
+  // -inf there, XNNPACK does not (found by the random-program sweep).
+  if (((*dil)[0] > 1 && pad[0] > 0) || ((*dil)[1] > 1 && pad[1] > 0))
+    return NodeSupport::no("is dilated and padded (a window may hold only padding, where PyTorch gives -inf)");
+  return NodeSupport::yes("max_pooling2d");
+}
+
+NodeSupport global_pool_support(const Node& n) {
+  const Value* x = tensor_input(n, arg::self);
+  if (n.op_target() == aten::adaptive_avg_pool2d) {
+    auto size = literal_ints(n, arg::output_size, 2, {});
+    if (x->meta()->sizes.size() != 4 || !size || (*size)[0] != 1 || (*size)[1] != 1)
+      return NodeSupport::no("is not a 4-D pool to 1x1");
+    return NodeSupport::yes("global_average_pooling");
+  }
+  auto dims = literal_ints(n, arg::dim, 2, {});
+  if (x->meta()->sizes.size() != 4 || !dims) return NodeSupport::no("is not a mean over H and W of a 4-D tensor");
+  std::vector<int64_t> d = *dims;
+  for (auto& k : d) k = k < 0 ? k + 4 : k;
+  std::sort(d.begin(), d.end());
+  if (d != std::vector<int64_t>{2, 3}) return NodeSupport::no("is not a mean over H and W of a 4-D tensor");
+  if (!is_none_input(n, arg::dtype)) return NodeSupport::no("has a dtype");
+  return NodeSupport::yes("global_average_pooling");
+}
+
+NodeSupport softmax_support(const Node& n) {
+  auto dim = literal_int(n, arg::dim);
+  const int64_t rank = static_cast<int64_t>(tensor_input(n, arg::self)->meta()->sizes.size());
+  if (!dim || (*dim != -1 && *dim != rank - 1)) return NodeSupport::no("is not over the last dimension");
+  if (literal_bool(n, arg::half_to_float).value_or(false)) return NodeSupport::no("has half_to_float");
+  if (n.op_target() == aten::softmax_int && !is_none_input(n, arg::dtype)) return NodeSupport::no("has a dtype");
+  return NodeSupport::yes("softmax");
+}
+
+// What XnnpackBackend::support asks of each op it knows, after check_tensors().
+using SupportRule = std::function<NodeSupport(const XnnpackBackend&, const Node&, const Constness&)>;
+
+const std::unordered_map<OpTarget, SupportRule>& support_rules() {
+  auto plain = [](NodeSupport (*f)(const Node&)) -> SupportRule {
+    return [f](const XnnpackBackend&, const Node& n, const Constness&) { return f(n); };
+  };
+  auto with_constness = [](NodeSupport (*f)(const Node&, const Constness&)) -> SupportRule {
+    return [f](const XnnpackBackend&, const Node& n, const Constness& c) { return f(n, c); };
+  };
+  auto always = [](const char* what) -> SupportRule {
+    return [what](const XnnpackBackend&, const Node&, const Constness&) { return NodeSupport::yes(what); };
+  };
+  static const std::unordered_map<OpTarget, SupportRule> rules = [&] {
+    std::unordered_map<OpTarget, SupportRule> r;
+    r[aten::linear] = with_constness(linear_support);
+    r[aten::mm] = r[aten::addmm] = with_constness(mm_support);
+    r[aten::convolution] = with_constness(conv_support);
+    r[aten::native_batch_norm] = r[aten::batch_norm] = r[aten::_native_batch_norm_legit_no_training] =
+        with_constness(batch_norm_support);
+    r[aten::add_Tensor] = r[aten::mul_Tensor] = plain(binary_support);
+    r[aten::relu] = r[aten::relu_] = r[aten::clamp] = r[aten::hardtanh] = clamp_support;
+    r[aten::silu] = always("sigmoid + multiply_nd");
+    r[aten::hardswish] = always("hardswish");
+    r[aten::sigmoid] = always("sigmoid");
+    r[aten::hardsigmoid] = always("hardsigmoid (Lathe loop inside the delegate)");
+    r[aten::max_pool2d_with_indices] = r[aten::max_pool2d] = r[aten::avg_pool2d] = plain(pool_support);
+    r[aten::mean_dim] = r[aten::adaptive_avg_pool2d] = plain(global_pool_support);
+    r[aten::_softmax] = r[aten::softmax_int] = plain(softmax_support);
+    r[aten::cat] = cat_support;
+    r[aten::slice_Tensor] = slice_support;
+    // run by Lathe's kernels inside the delegate (xnnpack_host_ops.h), or pure layout
+    r[aten::layer_norm] = r[aten::native_layer_norm] = plain(layer_norm_support);
+    r[aten::gelu] = plain(gelu_support);
+    r[aten::permute] = layout_copy_support;
+    for (OpTarget op : {aten::view, aten::_unsafe_view, aten::reshape, aten::flatten_using_ints, aten::unsqueeze,
+                        aten::squeeze_dim, aten::squeeze_dims, aten::clone, aten::contiguous}) {
+      r[op] = layout_copy_support;
+    }
+    r[aten::roll] = plain(roll_support);
+    r[aten::bmm] = always("bmm (both operands computed at run time) (Lathe's portable kernel, inside the delegate)");
+    r[aten::scaled_dot_product_attention] = plain(sdpa_support);
+    r[aten::constant_pad_nd] = r[aten::pad] = plain(pad_support);
+    return r;
+  }();
+  return rules;
 }
 
 }  // namespace
 
 std::vector<std::string> XnnpackBackend::ops_to_keep() const {
-  return {"aten.linear.default", "aten.layer_norm.default", "aten.hardswish.default", "aten.hardsigmoid.default", "aten.hardtanh.default",
-          "aten._softmax.default", "aten.softmax.int", "aten.max_pool2d_with_indices.default", "aten.avg_pool2d.default"};
+  std::vector<std::string> keep;
+  for (OpTarget op : {aten::linear, aten::layer_norm, aten::hardswish, aten::hardsigmoid, aten::hardtanh, aten::_softmax,
+                      aten::softmax_int, aten::max_pool2d_with_indices, aten::avg_pool2d}) {
+    keep.emplace_back(ops::op_name(op));
+  }
+  return keep;
 }
 
 NodeSupport XnnpackBackend::support(const Node& n, const Constness& c) const {
-  const std::string_view op = short_op(n);
-  static const std::unordered_set<std::string_view> known = {
-      "aten.linear.default", "aten.mm.default", "aten.addmm.default", "aten.convolution.default",
-      "aten.native_batch_norm.default", "aten.batch_norm.default", "aten._native_batch_norm_legit_no_training.default",
-      "aten.add.Tensor", "aten.mul.Tensor", "aten.relu.default",
-      "aten.clamp.default", "aten.hardtanh.default", "aten.hardswish.default", "aten.sigmoid.default",
-      "aten.hardsigmoid.default", "aten.max_pool2d_with_indices.default", "aten.avg_pool2d.default",
-      "aten.mean.dim", "aten._softmax.default", "aten.softmax.int",
-      // run by Lathe's kernels inside the delegate (xnnpack_host_ops.h), or pure layout
-      "aten.layer_norm.default", "aten.native_layer_norm.default", "aten.gelu.default", "aten.permute.default",
-      "aten.view.default", "aten._unsafe_view.default", "aten.reshape.default", "aten.flatten.using_ints",
-      "aten.unsqueeze.default", "aten.squeeze.dim", "aten.squeeze.dims", "aten.clone.default", "aten.contiguous.default",
-      "aten.roll.default", "aten.bmm.default", "aten.scaled_dot_product_attention.default", "aten.constant_pad_nd.default",
-      "aten.pad.default", "aten.cat.default", "aten.slice.Tensor",
-      // spellings of ops above
-      "aten.relu_.default", "aten.silu.default", "aten.adaptive_avg_pool2d.default", "aten.max_pool2d.default"};
-  if (!known.count(op)) return NodeSupport::no("no XNNPACK operator for " + std::string(op));
+  const auto& rules = support_rules();
+  auto rule = rules.find(n.op_target());
+  if (rule == rules.end()) return NodeSupport::no("no XNNPACK operator for " + n.op_name());
   if (std::string b = check_tensors(n); !b.empty()) return NodeSupport::no(b);
-
-  if (op == "aten.linear.default") {
-    const Value* w = tensor_arg(n, "weight");
-    if (!w || w->meta()->sizes.size() != 2) return NodeSupport::no("weight is not 2-D");
-    if (std::string r = needs_constant(w, "weight", c); !r.empty()) return NodeSupport::no(r);
-    if (std::string r = needs_constant(tensor_arg(n, "bias"), "bias", c); !r.empty()) return NodeSupport::no(r);
-    return NodeSupport::yes("fully_connected, weight " + describe_const(w, c) + " prepacked");
-  }
-  if (op == "aten.mm.default" || op == "aten.addmm.default") {
-    const Value* x = tensor_arg(n, op == "aten.mm.default" ? "self" : "mat1");
-    const Value* w = tensor_arg(n, "mat2");
-    if (!x || !w || x->meta()->sizes.size() != 2 || w->meta()->sizes.size() != 2) return NodeSupport::no("operands are not 2-D");
-    if (std::string r = needs_constant(w, "mat2", c); !r.empty()) return NodeSupport::no(r);
-    if (op == "aten.addmm.default") {
-      if (lit_number(n, "beta").value_or(1) != 1 || lit_number(n, "alpha").value_or(1) != 1)
-        return NodeSupport::no("has beta or alpha other than 1");
-      const Value* b = tensor_arg(n, "self");
-      if (!b || b->meta()->sizes.size() != 1) return NodeSupport::no("bias is not 1-D");
-      if (std::string r = needs_constant(b, "bias", c); !r.empty()) return NodeSupport::no(r);
-    }
-    return NodeSupport::yes("fully_connected (transposed weights), mat2 " + describe_const(w, c) + " prepacked");
-  }
-  if (op == "aten.convolution.default") return conv_support(n, c);
-  if (is_batch_norm_op(op)) return batch_norm_support(n, c);
-  if (op == "aten.layer_norm.default" || op == "aten.native_layer_norm.default" || op == "aten.gelu.default" ||
-      op == "aten.permute.default" || is_reshape_op(op) || op == "aten.roll.default" || op == "aten.bmm.default" ||
-      op == "aten.scaled_dot_product_attention.default" || op == "aten.constant_pad_nd.default" || op == "aten.pad.default")
-    return host_op_support(*this, n, op, c);
-  if (op == "aten.add.Tensor" || op == "aten.mul.Tensor") {
-    const Value* a = tensor_arg(n, "self");
-    const Value* b = tensor_arg(n, "other");
-    if (!a || !b) return NodeSupport::no("has a scalar operand");
-    if (a->meta()->sizes.size() > 4 || b->meta()->sizes.size() > 4) return NodeSupport::no("has an operand of more than 4 dimensions");
-    if (op == "aten.add.Tensor" && lit_number(n, "alpha").value_or(1) != 1) return NodeSupport::no("has alpha other than 1");
-    return NodeSupport::yes(op == "aten.add.Tensor" ? "add_nd" : "multiply_nd");
-  }
-  if (op == "aten.clamp.default") {
-    const Argument* lo = n.input("min");
-    const Argument* hi = n.input("max");
-    if ((lo && !lo->is_none() && !lit_number(n, "min")) || (hi && !hi->is_none() && !lit_number(n, "max")))
-      return NodeSupport::no("has non-literal bounds");
-  }
-  if (op == "aten.relu_.default") {
-    // In place: claimed only when nothing else reads the input it overwrites.
-    const Value* x = tensor_arg(n, "self");
-    if (!x || x->uses().size() != 1) return NodeSupport::no("writes into an input other nodes also read");
-    return NodeSupport::yes(fusable_activation_input(*this, n, c) ? "fused into its producer as output min/max" : "clamp");
-  }
-  if (op == "aten.silu.default") return NodeSupport::yes("sigmoid + multiply_nd");
-  if (op == "aten.adaptive_avg_pool2d.default") {
-    auto size = lit_ints(n, "output_size", 2, {});
-    if (tensor_arg(n, "self")->meta()->sizes.size() != 4 || !size || (*size)[0] != 1 || (*size)[1] != 1)
-      return NodeSupport::no("is not a 4-D pool to 1x1");
-    return NodeSupport::yes("global_average_pooling");
-  }
-  if (op == "aten.cat.default") return cat_support(*this, n, c);
-  if (op == "aten.slice.Tensor") {
-    if (!input_is_claimed(*this, n, c)) return NodeSupport::no("its input is not computed by XNNPACK (a lone copy is not worth a delegate)");
-    if (lit_int_or(n, "step", 1).value_or(0) != 1 || !lit_int_or(n, "dim", 0)) return NodeSupport::no("has a step other than 1 or a symbolic dim");
-    if (!is_none_arg(n, "start") && !lit_int(n, "start")) return NodeSupport::no("has a symbolic start");
-    return NodeSupport::yes("slice (a copy inside the delegate)");
-  }
-  if (op == "aten.relu.default" || op == "aten.clamp.default" || op == "aten.hardtanh.default") {
-    return NodeSupport::yes(fusable_activation_input(*this, n, c) ? "fused into its producer as output min/max" : "clamp");
-  }
-  if (op == "aten.hardswish.default" || op == "aten.sigmoid.default") return NodeSupport::yes(std::string(op.substr(5, op.find('.', 5) - 5)));
-  if (op == "aten.hardsigmoid.default") return NodeSupport::yes("hardsigmoid (Lathe loop inside the delegate)");
-  const Value* x = tensor_arg(n, "self");
-  if (op == "aten.max_pool2d_with_indices.default" || op == "aten.max_pool2d.default" || op == "aten.avg_pool2d.default") {
-    if (x->meta()->sizes.size() != 4) return NodeSupport::no("input is not 4-D");
-    if (!lit_ints(n, "kernel_size", 2, {}) || !lit_ints(n, "padding", 2, {0, 0})) return NodeSupport::no("has symbolic window");
-    if (const auto k = *lit_ints(n, "kernel_size", 2, {}); k[0] * k[1] < 2)
-      return NodeSupport::no("has a 1x1 window (XNNPACK's pooling operators need at least 2 elements)");
-    if (op != "aten.avg_pool2d.default") {
-      if (n.defined_values().size() > 1 && n.defined_values()[1]->has_uses()) return NodeSupport::no("its indices are used");
-      if (!lit_ints(n, "dilation", 2, {1, 1})) return NodeSupport::no("has symbolic dilation");
-      // A dilated window can then fall wholly in the padding: PyTorch gives
-      // -inf there, XNNPACK does not (found by the random-program sweep).
-      const auto dil = *lit_ints(n, "dilation", 2, {1, 1});
-      const auto pad = *lit_ints(n, "padding", 2, {0, 0});
-      if ((dil[0] > 1 && pad[0] > 0) || (dil[1] > 1 && pad[1] > 0))
-        return NodeSupport::no("is dilated and padded (a window may hold only padding, where PyTorch gives -inf)");
-      return NodeSupport::yes("max_pooling2d");
-    }
-    auto pad = *lit_ints(n, "padding", 2, {0, 0});
-    if (pad[0] != 0 || pad[1] != 0) return NodeSupport::no("has padding (XNNPACK's average excludes it; PyTorch's default includes it)");
-    if (lit_bool(n, "ceil_mode").value_or(false)) return NodeSupport::no("uses ceil_mode");
-    if (!is_none_arg(n, "divisor_override")) return NodeSupport::no("has a divisor override");
-    return NodeSupport::yes("average_pooling2d");
-  }
-  if (op == "aten.mean.dim") {
-    auto dims = lit_ints(n, "dim", 2, {});
-    if (x->meta()->sizes.size() != 4 || !dims) return NodeSupport::no("is not a mean over H and W of a 4-D tensor");
-    std::vector<int64_t> d = *dims;
-    for (auto& k : d) k = k < 0 ? k + 4 : k;
-    std::sort(d.begin(), d.end());
-    if (d != std::vector<int64_t>{2, 3}) return NodeSupport::no("is not a mean over H and W of a 4-D tensor");
-    if (!is_none_arg(n, "dtype")) return NodeSupport::no("has a dtype");
-    return NodeSupport::yes("global_average_pooling");
-  }
-  // softmax
-  auto dim = lit_int(n, "dim");
-  const int64_t rank = static_cast<int64_t>(x->meta()->sizes.size());
-  if (!dim || (*dim != -1 && *dim != rank - 1)) return NodeSupport::no("is not over the last dimension");
-  if (lit_bool(n, "half_to_float").value_or(false)) return NodeSupport::no("has half_to_float");
-  if (op == "aten.softmax.int" && !is_none_arg(n, "dtype")) return NodeSupport::no("has a dtype");
-  return NodeSupport::yes("softmax");
+  return rule->second(*this, n, c);
 }
 
 // ---- preprocess -------------------------------------------------------------------------------
@@ -527,7 +463,7 @@ class Lowering {
   Status lower_binary(const Node& n, const char* kind);
   Status lower_clamp(const Node& n, double lo, double hi);
   Status lower_pool(const Node& n, bool max);
-  Status lower_host(const Node& n, std::string_view op);
+  Status lower_host(const Node& n, OpTarget op);
   Status lower_batch_norm(const Node& n);
   Status lower_silu(const Node& n);
   Status lower_cat(const Node& n);
@@ -575,21 +511,21 @@ Status Lowering::lower_fc(const Node& n, const Value* x, const Value* w, const V
 }
 
 Status Lowering::lower_conv(const Node& n) {
-  const Value* x = tensor_arg(n, "input");
-  const Value* w = tensor_arg(n, "weight");
-  const Value* b = is_none_arg(n, "bias") ? nullptr : tensor_arg(n, "bias");
+  const Value* x = tensor_input(n, arg::input);
+  const Value* w = tensor_input(n, arg::weight);
+  const Value* b = is_none_input(n, arg::bias) ? nullptr : tensor_input(n, arg::bias);
   const Value* y = n.defined_values()[0];
   // A 1-D convolution is a 2-D one over a unit height.
   const bool one_d = sizes_of(x).size() == 3;
   const auto ws = as4d(sizes_of(w)), ys = as4d(sizes_of(y));
   auto param = [&](const char* name, int64_t dflt) {
-    if (!one_d) return *lit_ints(n, name, 2, {dflt, dflt});
-    return std::vector<int64_t>{name[0] == 'p' ? 0 : 1, (*lit_ints(n, name, 1, {dflt}))[0]};
+    if (!one_d) return *literal_ints(n, name, 2, {dflt, dflt});
+    return std::vector<int64_t>{name[0] == 'p' ? 0 : 1, (*literal_ints(n, name, 1, {dflt}))[0]};
   };
   const auto stride = param("stride", 1);
   const auto pad = param("padding", 0);
   const auto dil = param("dilation", 1);
-  const int64_t groups = *lit_int_or(n, "groups", 1);
+  const int64_t groups = *literal_int_or(n, arg::groups, 1);
   // A zero pad in front was not emitted: it becomes this op's own padding.
   FoldedPad extra{x, 0, 0, 0, 0};
   if (auto f = folded_pads_.find(x); f != folded_pads_.end()) extra = f->second;
@@ -611,8 +547,8 @@ Status Lowering::lower_conv(const Node& n) {
 }
 
 Status Lowering::lower_binary(const Node& n, const char* kind) {
-  const Value* a = tensor_arg(n, "self");
-  const Value* b = tensor_arg(n, "other");
+  const Value* a = tensor_input(n, arg::self);
+  const Value* b = tensor_input(n, arg::other);
   const auto as = sizes_of(a), bs = sizes_of(b);
   const bool nhwc = has_layouts(as) && as.size() == bs.size() && (vals_.at(a).nhwc || vals_.at(b).nhwc);
   LATHE_ASSIGN_OR_RETURN(uint32_t ai, get(a, nhwc));
@@ -630,7 +566,7 @@ Status Lowering::lower_binary(const Node& n, const char* kind) {
 }
 
 Status Lowering::lower_clamp(const Node& n, double lo, double hi) {
-  const Value* x = tensor_arg(n, "self");
+  const Value* x = tensor_input(n, arg::self);
   const Value* y = n.defined_values()[0];
   auto f = fusable_.find(x);
   if (f != fusable_.end() && only_user_is(x, n) && !escapes_.count(x)) {
@@ -649,14 +585,14 @@ Status Lowering::lower_clamp(const Node& n, double lo, double hi) {
 }
 
 Status Lowering::lower_pool(const Node& n, bool max) {
-  const Value* x = tensor_arg(n, "self");
+  const Value* x = tensor_input(n, arg::self);
   const Value* y = n.defined_values()[0];
   const auto xs = sizes_of(x), ys = sizes_of(y);
-  const auto k = *lit_ints(n, "kernel_size", 2, {});
-  auto stride = *lit_ints(n, "stride", 2, k);
+  const auto k = *literal_ints(n, arg::kernel_size, 2, {});
+  auto stride = *literal_ints(n, arg::stride, 2, k);
   if (stride.empty()) stride = k;
-  const auto pad = *lit_ints(n, "padding", 2, {0, 0});
-  const auto dil = max ? *lit_ints(n, "dilation", 2, {1, 1}) : std::vector<int64_t>{1, 1};
+  const auto pad = *literal_ints(n, arg::padding, 2, {0, 0});
+  const auto dil = max ? *literal_ints(n, arg::dilation, 2, {1, 1}) : std::vector<int64_t>{1, 1};
   // ceil_mode: extra bottom/right padding so the window count matches PyTorch's.
   const int64_t pb = std::max<int64_t>(pad[0], (ys[2] - 1) * stride[0] + (k[0] - 1) * dil[0] + 1 - xs[2] - pad[0]);
   const int64_t pr = std::max<int64_t>(pad[1], (ys[3] - 1) * stride[1] + (k[1] - 1) * dil[1] + 1 - xs[3] - pad[1]);
@@ -683,18 +619,18 @@ int64_t Lowering::physical_dim(int64_t d, size_t rank, bool nhwc) {
 // statistics join the prepacked weights), else a per-channel affine loop
 // in the input's own layout.
 Status Lowering::lower_batch_norm(const Node& n) {
-  const Value* x = tensor_arg(n, "input");
+  const Value* x = tensor_input(n, arg::input);
   const Value* y = n.defined_values()[0];
   auto f = fusable_.find(x);
   const bool folds = f != fusable_.end() && payload_.ops[f->second].kind == "conv2d" &&
                      payload_.ops[f->second].inputs.size() <= 3 && batch_norm_folds(n, sub_.constness);
   if (folds) {
     const size_t conv = f->second;  // by index: get() may append a layout change to payload_.ops
-    for (const char* role : {"weight", "bias", "running_mean", "running_var"}) {
-      LATHE_ASSIGN_OR_RETURN(uint32_t id, get(tensor_arg(n, role), false));
-      payload_.ops[conv].inputs.push_back({id, std::string("bn_") + role});
+    for (std::string_view role : kBatchNormStatistics) {
+      LATHE_ASSIGN_OR_RETURN(uint32_t id, get(tensor_input(n, role), false));
+      payload_.ops[conv].inputs.push_back({id, "bn_" + std::string(role)});
     }
-    payload_.ops[conv].floats[2] = *lit_number(n, "eps");
+    payload_.ops[conv].floats[2] = *literal_number(n, arg::eps);
     payload_.ops[conv].node += "+" + n.name();
     vals_[y] = vals_.at(x);
     fusable_[y] = f->second;
@@ -704,19 +640,19 @@ Status Lowering::lower_batch_norm(const Node& n) {
   const bool nhwc = vals_.at(x).nhwc && has_layouts(xs);
   LATHE_ASSIGN_OR_RETURN(uint32_t xi, get(x, nhwc));
   std::vector<PayloadOperand> ins{{xi, "self"}};
-  for (const char* role : {"weight", "bias", "running_mean", "running_var"}) {
-    LATHE_ASSIGN_OR_RETURN(uint32_t id, get(tensor_arg(n, role), false));
-    ins.push_back({id, role});
+  for (std::string_view role : kBatchNormStatistics) {
+    LATHE_ASSIGN_OR_RETURN(uint32_t id, get(tensor_input(n, role), false));
+    ins.push_back({id, std::string(role)});
   }
   const int64_t N = xs[0], C = xs[1];
   const int64_t spatial = (N != 0 && C != 0) ? PayloadValue{-1, xs}.numel() / (N * C) : 0;
-  emit(n, "channel_affine", std::move(ins), define(y, nhwc), {nhwc ? 1 : 0, N, C, spatial}, {*lit_number(n, "eps")});
+  emit(n, "channel_affine", std::move(ins), define(y, nhwc), {nhwc ? 1 : 0, N, C, spatial}, {*literal_number(n, arg::eps)});
   return Status::Ok();
 }
 
 // silu(x) = x * sigmoid(x): two XNNPACK operators, in x's layout.
 Status Lowering::lower_silu(const Node& n) {
-  const Value* x = tensor_arg(n, "self");
+  const Value* x = tensor_input(n, arg::self);
   const bool nhwc = vals_.at(x).nhwc;
   LATHE_ASSIGN_OR_RETURN(uint32_t xi, get(x, nhwc));
   const int64_t count = payload_.values[xi].numel();
@@ -730,12 +666,12 @@ Status Lowering::lower_silu(const Node& n) {
 // Concatenation in the inputs' layout: channels-last when any input is
 // stored so (4-D or 3-D), else NCHW order; rows of each input side by side.
 Status Lowering::lower_cat(const Node& n) {
-  const std::vector<Value*>& items = n.input("tensors")->as<TensorList>().items;
+  const std::vector<Value*>& items = n.input(arg::tensors)->as<TensorList>().items;
   const Value* y = n.defined_values()[0];
   const size_t rank = sizes_of(y).size();
   bool nhwc = false;
   for (const Value* v : items) nhwc = nhwc || (vals_.count(v) && vals_.at(v).nhwc && has_layouts(sizes_of(v)));
-  int64_t d = *lit_int_or(n, "dim", 0);
+  int64_t d = *literal_int_or(n, arg::dim, 0);
   d = d < 0 ? d + static_cast<int64_t>(rank) : d;
   const int64_t p = physical_dim(d, rank, nhwc);
   const std::vector<int64_t> phys = physical_sizes(y, nhwc);
@@ -752,12 +688,12 @@ Status Lowering::lower_cat(const Node& n) {
 
 // slice(step 1) in the input's layout: each of `outer` rows keeps a window.
 Status Lowering::lower_slice(const Node& n) {
-  const Value* x = tensor_arg(n, "self");
+  const Value* x = tensor_input(n, arg::self);
   const Value* y = n.defined_values()[0];
   const auto xs = sizes_of(x);
   const bool nhwc = vals_.at(x).nhwc && has_layouts(xs);
   LATHE_ASSIGN_OR_RETURN(uint32_t xi, get(x, nhwc));
-  int64_t d = *lit_int_or(n, "dim", 0);
+  int64_t d = *literal_int_or(n, arg::dim, 0);
   d = d < 0 ? d + static_cast<int64_t>(xs.size()) : d;
   const int64_t p = physical_dim(d, xs.size(), nhwc);
   const std::vector<int64_t> phys = physical_sizes(x, nhwc);
@@ -765,7 +701,7 @@ Status Lowering::lower_slice(const Node& n) {
   for (int64_t k = 0; k < p; ++k) outer *= phys[k];
   for (size_t k = static_cast<size_t>(p) + 1; k < phys.size(); ++k) inner *= phys[k];
   // start/end as PyTorch clamps them; the output's size along d is the window.
-  int64_t start = lit_int_or(n, "start", 0).value_or(0);
+  int64_t start = literal_int_or(n, arg::start, 0).value_or(0);
   if (start < 0) start += xs[d];
   start = std::clamp<int64_t>(start, 0, xs[d]);
   const int64_t len = sizes_of(y)[d];
@@ -775,10 +711,10 @@ Status Lowering::lower_slice(const Node& n) {
 
 // Host ops (xnnpack_host_ops.h) read and write NCHW-order buffers, but for
 // gelu, which is elementwise and so runs in whatever layout its input has.
-Status Lowering::lower_host(const Node& n, std::string_view op) {
+Status Lowering::lower_host(const Node& n, OpTarget op) {
   const Value* y = n.defined_values()[0];
   auto operand = [&](const char* name, const char* role) -> Result<std::optional<PayloadOperand>> {
-    const Value* v = is_none_arg(n, name) ? nullptr : tensor_arg(n, name);
+    const Value* v = is_none_input(n, name) ? nullptr : tensor_input(n, name);
     if (!v) return std::optional<PayloadOperand>();
     LATHE_ASSIGN_OR_RETURN(uint32_t id, get(v, false));
     return std::optional<PayloadOperand>(PayloadOperand{id, role});
@@ -789,46 +725,46 @@ Status Lowering::lower_host(const Node& n, std::string_view op) {
     if (o) ins.push_back(*o);
     return Status::Ok();
   };
-  if (op == "aten.gelu.default") {
-    const Value* x = tensor_arg(n, "self");
+  if (op == aten::gelu) {
+    const Value* x = tensor_input(n, arg::self);
     const bool nhwc = vals_.at(x).nhwc;
     LATHE_ASSIGN_OR_RETURN(uint32_t xi, get(x, nhwc));
-    const Argument* a = n.input("approximate");
+    const Argument* a = n.input(arg::approximate);
     const bool tanh = a && a->get_if<std::string>() && *a->get_if<std::string>() == "tanh";
     emit(n, "gelu", {{xi, "self"}}, define(y, nhwc), {tanh ? 1 : 0}, {});
     return Status::Ok();
   }
-  if (op == "aten.layer_norm.default" || op == "aten.native_layer_norm.default") {
+  if (op == aten::layer_norm || op == aten::native_layer_norm) {
     LATHE_RETURN_IF_ERROR(add("input", "self"));
     LATHE_RETURN_IF_ERROR(add("weight", "weight"));
     LATHE_RETURN_IF_ERROR(add("bias", "bias"));
-    const int64_t k = static_cast<int64_t>(lit_int_list(n, "normalized_shape")->size());
-    emit(n, "layer_norm", std::move(ins), define(y, false), {k}, {n.input("eps") ? *lit_number(n, "eps") : 1e-5});  // layer_norm's schema default
+    const int64_t k = static_cast<int64_t>(literal_int_list(n, arg::normalized_shape)->size());
+    emit(n, "layer_norm", std::move(ins), define(y, false), {k}, {n.input(arg::eps) ? *literal_number(n, arg::eps) : 1e-5});  // layer_norm's schema default
     return Status::Ok();
   }
-  if (op == "aten.bmm.default") {
+  if (op == aten::bmm) {
     LATHE_RETURN_IF_ERROR(add("self", "self"));
     LATHE_RETURN_IF_ERROR(add("mat2", "mat2"));
     emit(n, "bmm", std::move(ins), define(y, false), {}, {});
     return Status::Ok();
   }
-  if (op == "aten.scaled_dot_product_attention.default") {
+  if (op == aten::scaled_dot_product_attention) {
     for (const char* name : {"query", "key", "value", "attn_mask"}) LATHE_RETURN_IF_ERROR(add(name, name));
-    const double scale = lit_number(n, "scale").value_or(std::numeric_limits<double>::quiet_NaN());
-    emit(n, "sdpa", std::move(ins), define(y, false), {lit_bool(n, "is_causal").value_or(false) ? 1 : 0}, {scale});
+    const double scale = literal_number(n, arg::scale).value_or(std::numeric_limits<double>::quiet_NaN());
+    emit(n, "sdpa", std::move(ins), define(y, false), {literal_bool(n, arg::is_causal).value_or(false) ? 1 : 0}, {scale});
     return Status::Ok();
   }
   LATHE_RETURN_IF_ERROR(add("self", "self"));
-  if (op == "aten.permute.default") {
-    const int64_t rank = static_cast<int64_t>(sizes_of(tensor_arg(n, "self")).size());
-    std::vector<int64_t> dims = *lit_ints(n, "dims", static_cast<size_t>(rank), {});
+  if (op == aten::permute) {
+    const int64_t rank = static_cast<int64_t>(sizes_of(tensor_input(n, arg::self)).size());
+    std::vector<int64_t> dims = *literal_ints(n, arg::dims, static_cast<size_t>(rank), {});
     for (int64_t& d : dims) d = d < 0 ? d + rank : d;  // permute(-1, ...) is allowed
     emit(n, "permute", std::move(ins), define(y, false), std::move(dims), {});
     return Status::Ok();
   }
-  if (op == "aten.roll.default") {
-    const auto dims = *lit_int_list(n, "dims");
-    const auto shifts = *lit_ints(n, "shifts", dims.size(), {});
+  if (op == aten::roll) {
+    const auto dims = *literal_int_list(n, arg::dims);
+    const auto shifts = *literal_ints(n, arg::shifts, dims.size(), {});
     std::vector<int64_t> ints{static_cast<int64_t>(dims.size())};
     ints.insert(ints.end(), shifts.begin(), shifts.end());
     ints.insert(ints.end(), dims.begin(), dims.end());
@@ -843,13 +779,13 @@ Status Lowering::lower_host(const Node& n, std::string_view op) {
 // is a convolution of this group, reading it as its input: XNNPACK's
 // convolution pads asymmetrically itself, so the padded copy is never made.
 std::optional<Lowering::FoldedPad> Lowering::foldable_pad(const Node& n) const {
-  const Value* x = tensor_arg(n, "self");
+  const Value* x = tensor_input(n, arg::self);
   const Value* y = n.defined_values()[0];
-  if (lit_number(n, "value").value_or(0.0) != 0.0 || y->uses().size() != 1 || escapes_.count(y)) return std::nullopt;
+  if (literal_number(n, arg::value).value_or(0.0) != 0.0 || y->uses().size() != 1 || escapes_.count(y)) return std::nullopt;
   const Node* conv = y->uses()[0].user;
-  if (!conv || !in_group_.count(conv) || short_op(*conv) != "aten.convolution.default" || tensor_arg(*conv, "input") != y)
+  if (!conv || !in_group_.count(conv) || conv->op_target() != aten::convolution || tensor_input(*conv, arg::input) != y)
     return std::nullopt;
-  const auto pad = *lit_int_list(n, "pad");
+  const auto pad = *literal_int_list(n, arg::pad);
   const size_t rank = sizes_of(x).size();
   if (rank == 4 && pad.size() <= 4) {
     auto at = [&](size_t k) { return k < pad.size() ? pad[k] : 0; };
@@ -862,7 +798,7 @@ std::optional<Lowering::FoldedPad> Lowering::foldable_pad(const Node& n) const {
 // constant_pad_nd in the input's own layout: the padding amounts follow the
 // dimensions into channels-last order when the input is stored that way.
 Status Lowering::lower_pad(const Node& n) {
-  const Value* x = tensor_arg(n, "self");
+  const Value* x = tensor_input(n, arg::self);
   const Value* y = n.defined_values()[0];
   if (auto f = foldable_pad(n)) {
     folded_pads_[y] = *f;
@@ -873,7 +809,7 @@ Status Lowering::lower_pad(const Node& n) {
   std::vector<int64_t> s = sizes_of(x);
   const size_t r = s.size();
   std::vector<int64_t> pre(r, 0), post(r, 0);
-  const auto pad = *lit_int_list(n, "pad");
+  const auto pad = *literal_int_list(n, arg::pad);
   for (size_t k = 0; k < pad.size() / 2; ++k) {
     pre[r - 1 - k] = pad[2 * k];
     post[r - 1 - k] = pad[2 * k + 1];
@@ -882,45 +818,44 @@ Status Lowering::lower_pad(const Node& n) {
     return nhwc ? std::vector<int64_t>{v[0], v[2], v[3], v[1]} : v;
   };
   emit(n, "constant_pad", {{xi, "self"}}, define(y, nhwc), xnnpack_params::to_ints(xnnpack_params::ConstantPad{phys(s), phys(pre), phys(post)}),
-       {lit_number(n, "value").value_or(0.0)});
+       {literal_number(n, arg::value).value_or(0.0)});
   return Status::Ok();
 }
 
 Status Lowering::lower(const Node& n) {
-  const std::string_view op = short_op(n);
-  if (op == "aten.linear.default") {
-    return lower_fc(n, tensor_arg(n, "input"), tensor_arg(n, "weight"), is_none_arg(n, "bias") ? nullptr : tensor_arg(n, "bias"), false);
+  const OpTarget op = n.op_target();
+  if (op == aten::linear) {
+    return lower_fc(n, tensor_input(n, arg::input), tensor_input(n, arg::weight), is_none_input(n, arg::bias) ? nullptr : tensor_input(n, arg::bias), false);
   }
-  if (op == "aten.mm.default") return lower_fc(n, tensor_arg(n, "self"), tensor_arg(n, "mat2"), nullptr, true);
-  if (op == "aten.addmm.default") return lower_fc(n, tensor_arg(n, "mat1"), tensor_arg(n, "mat2"), tensor_arg(n, "self"), true);
-  if (op == "aten.convolution.default") return lower_conv(n);
-  if (is_batch_norm_op(op)) return lower_batch_norm(n);
-  if (op == "aten.add.Tensor") return lower_binary(n, "add");
-  if (op == "aten.mul.Tensor") return lower_binary(n, "mul");
-  if (op == "aten.relu.default" || op == "aten.relu_.default") return lower_clamp(n, 0, kInf);
-  if (op == "aten.silu.default") return lower_silu(n);
-  if (op == "aten.cat.default") return lower_cat(n);
-  if (op == "aten.slice.Tensor") return lower_slice(n);
-  if (op == "aten.hardtanh.default") return lower_clamp(n, lit_number(n, "min_val").value_or(-1), lit_number(n, "max_val").value_or(1));
-  if (op == "aten.clamp.default") return lower_clamp(n, lit_number(n, "min").value_or(-kInf), lit_number(n, "max").value_or(kInf));
-  if (op == "aten.hardswish.default" || op == "aten.sigmoid.default" || op == "aten.hardsigmoid.default") {
-    const Value* x = tensor_arg(n, "self");
+  if (op == aten::mm) return lower_fc(n, tensor_input(n, arg::self), tensor_input(n, arg::mat2), nullptr, true);
+  if (op == aten::addmm) return lower_fc(n, tensor_input(n, arg::mat1), tensor_input(n, arg::mat2), tensor_input(n, arg::self), true);
+  if (op == aten::convolution) return lower_conv(n);
+  if (ops::is_batch_norm(op)) return lower_batch_norm(n);
+  if (op == aten::add_Tensor) return lower_binary(n, "add");
+  if (op == aten::mul_Tensor) return lower_binary(n, "mul");
+  if (op == aten::relu || op == aten::relu_) return lower_clamp(n, 0, kInf);
+  if (op == aten::silu) return lower_silu(n);
+  if (op == aten::cat) return lower_cat(n);
+  if (op == aten::slice_Tensor) return lower_slice(n);
+  if (op == aten::hardtanh) return lower_clamp(n, literal_number(n, arg::min_val).value_or(-1), literal_number(n, arg::max_val).value_or(1));
+  if (op == aten::clamp) return lower_clamp(n, literal_number(n, arg::min).value_or(-kInf), literal_number(n, arg::max).value_or(kInf));
+  if (op == aten::hardswish || op == aten::sigmoid || op == aten::hardsigmoid) {
+    const Value* x = tensor_input(n, arg::self);
     const bool nhwc = vals_.at(x).nhwc;
     LATHE_ASSIGN_OR_RETURN(uint32_t xi, get(x, nhwc));
-    std::string kind(op.substr(5, op.find('.', 5) - 5));
-    emit(n, kind, {{xi, "self"}}, define(n.defined_values()[0], nhwc),
+    emit(n, std::string(ops::aten_op_name(op.str())), {{xi, "self"}}, define(n.defined_values()[0], nhwc),
          xnnpack_params::to_ints(xnnpack_params::Elementwise{payload_.values[xi].numel()}), {});
     return Status::Ok();
   }
-  if (op == "aten.constant_pad_nd.default" || op == "aten.pad.default") return lower_pad(n);
-  if (op == "aten.layer_norm.default" || op == "aten.native_layer_norm.default" || op == "aten.gelu.default" ||
-      op == "aten.permute.default" || is_reshape_op(op) || op == "aten.roll.default" || op == "aten.bmm.default" ||
-      op == "aten.scaled_dot_product_attention.default")
+  if (op == aten::constant_pad_nd || op == aten::pad) return lower_pad(n);
+  if (op == aten::layer_norm || op == aten::native_layer_norm || op == aten::gelu ||
+      op == aten::permute || ops::is_reshape(op) || op == aten::roll || op == aten::bmm ||
+      op == aten::scaled_dot_product_attention)
     return lower_host(n, op);
-  if (op == "aten.max_pool2d_with_indices.default" || op == "aten.max_pool2d.default") return lower_pool(n, true);
-  if (op == "aten.avg_pool2d.default") return lower_pool(n, false);
-  if (op == "aten.mean.dim" || op == "aten.adaptive_avg_pool2d.default") {
-    const Value* x = tensor_arg(n, "self");
+  if (op == aten::max_pool2d_with_indices || op == aten::max_pool2d) return lower_pool(n, true);
+  if (op == aten::avg_pool2d) return lower_pool(n, false);
+  if (op == aten::mean_dim || op == aten::adaptive_avg_pool2d) {
+    const Value* x = tensor_input(n, arg::self);
     const auto xs = sizes_of(x);
     LATHE_ASSIGN_OR_RETURN(uint32_t xi, get(x, true));
     // [N, C, 1, 1] (or [N, C]) holds the same bytes in either layout.
@@ -928,15 +863,15 @@ Status Lowering::lower(const Node& n) {
          xnnpack_params::to_ints(xnnpack_params::GlobalPool{xs[0], xs[2] * xs[3], xs[1]}), {});
     return Status::Ok();
   }
-  if (op == "aten._softmax.default" || op == "aten.softmax.int") {
-    const Value* x = tensor_arg(n, "self");
+  if (op == aten::_softmax || op == aten::softmax_int) {
+    const Value* x = tensor_input(n, arg::self);
     LATHE_ASSIGN_OR_RETURN(uint32_t xi, get(x, false));
     const int64_t ch = sizes_of(x).back();
     emit(n, "softmax", {{xi, "self"}}, define(n.defined_values()[0], false),
          xnnpack_params::to_ints(xnnpack_params::Softmax{ch ? payload_.values[xi].numel() / ch : 0, ch}), {});
     return Status::Ok();
   }
-  return make_error("the XNNPACK backend does not lower " + std::string(op));
+  return make_error("the XNNPACK backend does not lower " + n.op_name());
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "lathe/cli/commands.h"
 #include "lathe/ir/verify.h"
+#include "lathe/lathe.h"
 #include "lathe/serde/pt2.h"
 #include "lathe/serde/schema_versions.h"
 
@@ -48,7 +49,7 @@ int run_convert(const std::string& in, const std::string& out, const std::string
     std::cerr << "lathe convert: " << format.error().message() << "\n";
     return 2;
   }
-  auto program = read_pt2(in);
+  auto program = load(in);
   if (!program.ok()) {
     std::cerr << "lathe convert: " << program.error().message() << "\n";
     return 1;
@@ -58,10 +59,8 @@ int run_convert(const std::string& in, const std::string& out, const std::string
     std::cerr << "lathe convert: " << in << ": " << v.error().message() << "\n";
     return 1;
   }
-  Pt2WriteOptions options;
-  options.format = *format;
   if (*format == Pt2Format::Pt2Raw) report_schema_raises(*program);
-  Status w = write_pt2(*program, out, options);
+  Status w = save(*program, out, SaveOptions{.format = format_name, .verify = false});  // verified above
   if (!w.ok()) {
     std::cerr << "lathe convert: " << w.error().message() << "\n";
     return 1;

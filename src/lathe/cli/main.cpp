@@ -37,6 +37,7 @@ int run_guarded(const lathe::cli::Command& c) {
 int main(int argc, char** argv) {
   lathe::install_temp_file_cleanup();
   CLI::App app{"Lathe: load, rewrite, lower, run and save torch.export programs (.pt2)", "lathe"};
+  app.set_version_flag("--version", "lathe " LATHE_VERSION);
   app.require_subcommand(1);
   std::vector<lathe::cli::Command> commands = {
       lathe::cli::add_inspect_command(app),

@@ -6,19 +6,15 @@
 #include <filesystem>
 #include <iostream>
 
-#include "lathe/backends/lower.h"
-#include "lathe/backends/xnnpack_backend.h"
 #include "lathe/cli/commands.h"
 #include "lathe/cli/option_checks.h"
 #include "lathe/core/printable.h"
 #include "lathe/ir/printer.h"
+#include "lathe/lathe.h"
 #include "lathe/runtime/compare.h"
 #include "lathe/runtime/default_inputs.h"
-#include "lathe/runtime/executor.h"
 #include "lathe/runtime/npy.h"
-#include "lathe/runtime/parallel.h"
 #include "lathe/runtime/reference.h"
-#include "lathe/serde/pt2.h"
 
 namespace lathe::cli {
 
@@ -26,9 +22,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string describe_inputs(const Executor& ex) {
+std::string describe_inputs(const Runner& runner) {
   std::string s;
-  for (const IoInfo& in : ex.user_inputs()) {
+  for (const IoInfo& in : runner.inputs()) {
     s += (s.empty() ? "" : ", ") + in.name;
     if (in.meta) {
       s += " " + std::string(dtype_name(in.meta->dtype)) + " " + format_dims(in.meta->sizes);
@@ -38,7 +34,7 @@ std::string describe_inputs(const Executor& ex) {
 }
 
 // An --inputs file against the user input it is given for: dtype, rank and
-// static sizes, named by the file (the executor's own check names only the
+// static sizes, named by the file (the runner's own check names only the
 // input).
 Status check_input_file(size_t index, const IoInfo& in, const Tensor& t, const std::string& path) {
   if (!in.meta) return Status::Ok();
@@ -51,11 +47,11 @@ Status check_input_file(size_t index, const IoInfo& in, const Tensor& t, const s
                     std::string(dtype_name(t.dtype)) + " " + shape_string(t.sizes));
 }
 
-Result<ReferenceCall> read_input_files(const Executor& ex, const std::vector<std::string>& paths) {
-  const auto& ins = ex.user_inputs();
+Result<ReferenceCall> read_input_files(const Runner& runner, const std::vector<std::string>& paths) {
+  const auto& ins = runner.inputs();
   if (paths.size() != ins.size()) {
     return make_error("--inputs gives " + std::to_string(paths.size()) + " file(s) for " + std::to_string(ins.size()) +
-                      " user input(s) (" + describe_inputs(ex) + ")");
+                      " user input(s) (" + describe_inputs(runner) + ")");
   }
   ReferenceCall c;
   for (size_t i = 0; i < paths.size(); ++i) {
@@ -72,138 +68,159 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
-}  // namespace
-
-int run_run(const RunOptions& o, std::ostream& out, std::ostream& err) {
-  auto fail = [&](const std::string& msg) {
-    err << "lathe run: " << msg << "\n";
-    return 1;
-  };
-  set_num_threads(std::max(1, o.threads));
-  auto program = read_pt2(o.path);
-  if (!program.ok()) return fail(program.error().message());
-  const Method* method = nullptr;
+// The method to run: --method, or the only one.
+Result<const Method*> pick_method(const Program& program, const RunOptions& o) {
   if (!o.method.empty()) {
-    method = program->find_method(o.method);
-    if (!method) return fail("no method '" + o.method + "' in " + o.path);
-  } else if (program->methods.size() == 1) {
-    method = &program->methods[0];
-  } else {
-    std::string names;
-    for (const auto& m : program->methods) names += (names.empty() ? "" : ", ") + printable_name(m.name);
-    return fail(o.path + " has methods " + names + "; pick one with --method");
+    if (const Method* m = program.find_method(o.method)) return m;
+    return make_error("no method '" + o.method + "' in " + o.path);
   }
-  // Delegate nodes (a lowered archive, or --backend) run on the built-in
-  // backends; XNNPACK's one thread pool is sized by --threads, else every core.
-  if (o.threads_given) set_xnnpack_threads(std::max(1, o.threads));
-  if (!o.backend.empty()) {
-    const Backend* backend = find_backend(o.backend);
-    if (!backend) return fail("unknown backend '" + o.backend + "'");
-    auto lowered = lower_program(*program, *backend, method->name);
-    if (!lowered.ok()) return fail(printable_name(method->name) + ": lowering to " + o.backend + ": " + lowered.error().message());
-    err << "lowered to " << o.backend << ": " << lowered->methods[0].report.delegates << " delegate(s) holding "
-        << lowered->methods[0].report.claimed_nodes << " node(s)\n";
-  }
-  ExecutorOptions exec_options;
-  exec_options.delegates = &builtin_delegates();
-  auto executor = Executor::create(*method->program, exec_options);
-  if (!executor.ok()) return fail(printable_name(method->name) + ": " + executor.error().message());
-  Executor& ex = **executor;
+  if (program.methods.size() == 1) return &program.methods[0];
+  std::string names;
+  for (const auto& m : program.methods) names += (names.empty() ? "" : ", ") + printable_name(m.name);
+  return make_error(o.path + " has methods " + names + "; pick one with --method");
+}
 
-  // ---- inputs (and, for --check, expected outputs) ------------------------------------
-  const std::string ref_dir =
-      o.reference.empty() ? reference_dir(o.path, method->name) : o.reference + "/" + method->name;
+// --backend: lower the method in memory first, and say how much was claimed.
+Status lower_in_memory(Program& program, const std::string& method, const RunOptions& o, std::ostream& err) {
+  auto lowered = lower(program, LowerOptions{o.backend, method});
+  if (!lowered.ok()) return lowered.error().context(printable_name(method) + ": lowering to " + o.backend);
+  err << "lowered to " << o.backend << ": " << lowered->methods[0].delegates << " delegate(s) holding "
+      << lowered->methods[0].claimed_nodes << " node(s)\n";
+  return Status::Ok();
+}
+
+struct Calls {
   std::vector<ReferenceCall> calls;
-  // Where the inputs came from, said once the first call ran: an error stays
-  // one line.
-  std::string inputs_note;
-  if (!o.inputs.empty()) {
-    if (o.check) return fail("--check compares with the fixture's reference outputs for its own inputs; drop --inputs");
-    auto c = read_input_files(ex, o.inputs);
-    if (!c.ok()) return fail(c.error().message());
-    calls.push_back(std::move(c).value());
-  } else {
-    auto found = default_inputs(o.path, *method, InputPreference::ReferenceFirst, o.reference);
-    if (!found.ok()) return fail(found.error().message());
-    calls = std::move(found->calls);
-    if (calls.empty()) {
-      return fail("no inputs: pass --inputs a.npy[,b.npy...] for " + std::to_string(ex.user_inputs().size()) +
-                  " user input(s) (" + describe_inputs(ex) + "); " + o.path + " has no sample inputs for '" +
-                  method->name + "' and there are no reference inputs at " + ref_dir + "/call_0");
-    }
-    if (o.check && calls[0].outputs.empty()) {
-      return fail("--check compares with reference outputs, and there are none at " + ref_dir +
-                  "/call_0 (the archive's sample inputs come without outputs)");
-    }
-    if (!o.check) calls.resize(1);
-    inputs_note = "inputs: " + found->source + "\n";
-  }
+  std::string note;  // where the inputs came from, said once the first call ran
+};
 
-  // ---- run --------------------------------------------------------------------------------
-  bool all_ok = true;
-  std::vector<Tensor> first_outputs;
-  for (size_t k = 0; k < calls.size(); ++k) {
-    auto result = ex.run(calls[k].inputs);
-    if (!result.ok()) return fail(printable_name(method->name) + (calls.size() > 1 ? " call " + std::to_string(k) : "") + ": " + result.error().message());
+// The calls to make: --inputs files, else the reference or sample inputs
+// (all of them under --check, which compares with their outputs).
+Result<Calls> gather_calls(const RunOptions& o, const Method& method, const Runner& runner) {
+  Calls c;
+  if (!o.inputs.empty()) {
+    if (o.check) return make_error("--check compares with the fixture's reference outputs for its own inputs; drop --inputs");
+    LATHE_ASSIGN_OR_RETURN(ReferenceCall call, read_input_files(runner, o.inputs));
+    c.calls.push_back(std::move(call));
+    return c;
+  }
+  const std::string ref_dir = o.reference.empty() ? reference_dir(o.path, method.name) : o.reference + "/" + method.name;
+  LATHE_ASSIGN_OR_RETURN(DefaultInputs found, default_inputs(o.path, method, InputPreference::ReferenceFirst, o.reference));
+  c.calls = std::move(found.calls);
+  if (c.calls.empty()) {
+    return make_error("no inputs: pass --inputs a.npy[,b.npy...] for " + std::to_string(runner.inputs().size()) +
+                      " user input(s) (" + describe_inputs(runner) + "); " + o.path + " has no sample inputs for '" +
+                      method.name + "' and there are no reference inputs at " + ref_dir + "/call_0");
+  }
+  if (o.check && c.calls[0].outputs.empty()) {
+    return make_error("--check compares with reference outputs, and there are none at " + ref_dir +
+                      "/call_0 (the archive's sample inputs come without outputs)");
+  }
+  if (!o.check) c.calls.resize(1);
+  c.note = "inputs: " + found.source + "\n";
+  return c;
+}
+
+// Every call in order (state carries over); under --check each output is
+// compared with its reference. Returns the first call's outputs.
+Result<std::vector<Tensor>> run_calls(const RunOptions& o, Runner& runner, const Calls& c, bool& all_ok,
+                                      std::ostream& out, std::ostream& err) {
+  std::vector<Tensor> first;
+  for (size_t k = 0; k < c.calls.size(); ++k) {
+    auto result = runner.run(c.calls[k].inputs);
+    if (!result.ok()) return c.calls.size() > 1 ? result.error().context("call " + std::to_string(k)) : result.error();
     if (k == 0) {
-      err << inputs_note;
-      first_outputs = *result;
+      err << c.note;
+      first = *result;
     }
     if (!o.check) continue;
-    if (calls[k].outputs.size() != result->size()) {
-      return fail("call " + std::to_string(k) + ": " + std::to_string(result->size()) + " outputs but " +
-                  std::to_string(calls[k].outputs.size()) + " reference outputs");
+    if (c.calls[k].outputs.size() != result->size()) {
+      return make_error("call " + std::to_string(k) + ": " + std::to_string(result->size()) + " outputs but " +
+                        std::to_string(c.calls[k].outputs.size()) + " reference outputs");
     }
     for (size_t i = 0; i < result->size(); ++i) {
-      TensorDiff d = compare_tensors((*result)[i], calls[k].outputs[i], Tolerance{o.rtol, o.atol});
+      TensorDiff d = compare_tensors((*result)[i], c.calls[k].outputs[i], Tolerance{o.rtol, o.atol});
       all_ok = all_ok && d.ok;
-      out << "call " << k << " output " << i << " '" << printable_name(ex.user_outputs()[i].name) << "': " << d.describe() << "  "
-          << (d.ok ? "ok" : "FAIL") << "\n";
+      out << "call " << k << " output " << i << " '" << printable_name(runner.outputs()[i].name) << "': " << d.describe()
+          << "  " << (d.ok ? "ok" : "FAIL") << "\n";
     }
   }
   if (o.check) {
-    out << (all_ok ? "check passed" : "check FAILED") << " (" << calls.size() << " call(s), tolerance rtol "
+    out << (all_ok ? "check passed" : "check FAILED") << " (" << c.calls.size() << " call(s), tolerance rtol "
         << fmt("%.3g", o.rtol) << ", atol " << fmt("%.3g", o.atol) << ")\n";
   }
+  return first;
+}
 
-  // ---- outputs ----------------------------------------------------------------------------
+// Each output's dtype and shape (not under --check), and --out's .npy files.
+Status write_outputs(const RunOptions& o, const Runner& runner, const std::vector<Tensor>& outputs, std::ostream& out) {
   if (!o.out_dir.empty()) {
     std::error_code ec;
     fs::create_directories(o.out_dir, ec);
-    if (ec) return fail("cannot create " + o.out_dir + ": " + ec.message());
+    if (ec) return make_error("cannot create " + o.out_dir + ": " + ec.message());
   }
-  for (size_t i = 0; i < first_outputs.size(); ++i) {
-    const Tensor& t = first_outputs[i];
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Tensor& t = outputs[i];
     if (!o.check) {
-      out << "output " << i << " '" << printable_name(ex.user_outputs()[i].name) << "': " << dtype_name(t.dtype) << " "
+      out << "output " << i << " '" << printable_name(runner.outputs()[i].name) << "': " << dtype_name(t.dtype) << " "
           << shape_string(t.sizes);
     }
     if (!o.out_dir.empty()) {
       const std::string p = (fs::path(o.out_dir) / ("output_" + std::to_string(i) + ".npy")).string();
-      Status s = write_npy(p, t);
-      if (!s.ok()) return fail(s.error().message());
+      LATHE_RETURN_IF_ERROR(write_npy(p, t));
       if (!o.check) out << " -> " << p;
     }
     if (!o.check) out << "\n";
   }
+  return Status::Ok();
+}
 
-  // ---- timing -----------------------------------------------------------------------------
+// --repeat: one warm-up call (first touch of buffers and weights), then N timed.
+Status time_runs(const RunOptions& o, Runner& runner, const std::vector<Tensor>& inputs, std::ostream& out) {
+  if (auto warm = runner.run(inputs); !warm.ok()) return warm.error();
+  std::vector<double> ms;
+  for (int r = 0; r < o.repeat; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    auto res = runner.run(inputs);
+    auto t1 = std::chrono::steady_clock::now();
+    if (!res.ok()) return res.error();
+    ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  const double median = ms[ms.size() / 2];
+  const double p90 = ms[std::min(ms.size() - 1, static_cast<size_t>(0.9 * static_cast<double>(ms.size())))];
+  out << "latency over " << o.repeat << " runs (" << num_threads() << " thread(s)): median " << fmt("%.4f", median)
+      << " ms, p90 " << fmt("%.4f", p90) << " ms\n";
+  return Status::Ok();
+}
+
+}  // namespace
+
+int run_run(const RunOptions& o, std::ostream& out, std::ostream& err) {
+  auto fail = [&](const Error& e) {
+    err << "lathe run: " << e.message() << "\n";
+    return 1;
+  };
+  // Delegates' pool: --threads, else every core (left as it is).
+  set_threads(std::max(1, o.threads), o.threads_given ? std::max(1, o.threads) : 0);
+  auto program = load(o.path);
+  if (!program.ok()) return fail(program.error());
+  auto picked = pick_method(*program, o);
+  if (!picked.ok()) return fail(picked.error());
+  const Method& method = **picked;
+  if (!o.backend.empty()) {
+    if (Status lowered = lower_in_memory(*program, method.name, o, err); !lowered.ok()) return fail(lowered.error());
+  }
+  auto runner = Runner::create(*program, method.name);
+  if (!runner.ok()) return fail(runner.error());
+  auto calls = gather_calls(o, method, **runner);
+  if (!calls.ok()) return fail(calls.error());
+  bool all_ok = true;
+  auto outputs = run_calls(o, **runner, *calls, all_ok, out, err);
+  if (!outputs.ok()) return fail(outputs.error());
+  if (Status s = write_outputs(o, **runner, *outputs, out); !s.ok()) return fail(s.error());
   if (o.repeat > 0) {
-    std::vector<double> ms;
-    auto warm = ex.run(calls[0].inputs);  // first-touch of buffers and weights
-    if (!warm.ok()) return fail(warm.error().message());
-    for (int r = 0; r < o.repeat; ++r) {
-      auto t0 = std::chrono::steady_clock::now();
-      auto res = ex.run(calls[0].inputs);
-      auto t1 = std::chrono::steady_clock::now();
-      if (!res.ok()) return fail(res.error().message());
-      ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-    }
-    std::sort(ms.begin(), ms.end());
-    const double median = ms[ms.size() / 2];
-    const double p90 = ms[std::min(ms.size() - 1, static_cast<size_t>(0.9 * static_cast<double>(ms.size())))];
-    out << "latency over " << o.repeat << " runs (" << num_threads() << " thread(s)): median " << fmt("%.4f", median)
-        << " ms, p90 " << fmt("%.4f", p90) << " ms\n";
+    if (Status s = time_runs(o, **runner, calls->calls[0].inputs, out); !s.ok()) return fail(s.error());
   }
   return o.check && !all_ok ? 1 : 0;
 }
@@ -220,8 +237,8 @@ Command add_run_command(CLI::App& app) {
                   "Reference calls from this folder (<DIR>/<method>/call_<k>/) instead of <stem>.ref beside the "
                   "archive: check a transformed or lowered copy against the original's");
   cmd->add_option("--repeat", o->repeat, "Time N more runs; print median and p90 latency")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--threads", o->threads, "Intra-op threads (default 1; XNNPACK delegates: every core)")->check(threads_check());
-  cmd->add_option("--backend", o->backend, "Lower to this backend in memory first (xnnpack)");
+  cmd->add_option("--threads", o->threads, "Intra-op threads (default 1; XNNPACK delegates: every core, but their fully-connected ops: 1)")->check(threads_check());
+  cmd->add_option("--backend", o->backend, "Lower to this backend in memory first (xnnpack, vulkan)");
   cmd->add_option("--rtol", o->rtol, "--check: tolerance relative to the output's max |ref| (default 1e-5)")->check(tolerance_check());
   cmd->add_option("--atol", o->atol, "--check: absolute tolerance (default 0)")->check(tolerance_check());
   return Command{cmd, [o, cmd] {

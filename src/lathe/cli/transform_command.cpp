@@ -18,22 +18,19 @@
 
 #include "lathe/cli/commands.h"
 #include "lathe/cli/option_checks.h"
-#include "lathe/core/printable.h"
-#include "lathe/cli/pass_differential.h"
 #include "lathe/cli/view_model.h"
+#include "lathe/core/printable.h"
 #include "lathe/ir/verify.h"
-#include "lathe/passes/constant_propagation.h"
+#include "lathe/lathe.h"
 #include "lathe/passes/default_pipeline.h"
 #include "lathe/passes/pass_manager.h"
 #include "lathe/passes/pass_registry.h"
-#include "lathe/runtime/constant_evaluator.h"
-#include "lathe/serde/pt2.h"
 
 namespace lathe::cli {
 
 namespace {
 
-struct TransformOptions {
+struct TransformCommandOptions {
   std::string input;
   std::string output;
   std::string passes = kDefaultPasses;
@@ -48,21 +45,11 @@ struct TransformOptions {
   double atol = 1e-6;
 };
 
-std::map<std::string, int64_t> op_counts(const Graph& g) {
-  std::map<std::string, int64_t> ops;
-  for (const Node* n : g.nodes()) ops[n->op_name()]++;
-  return ops;
-}
-
 // "aten.addmm.default 2 -> 0, aten.linear.default 0 -> 2" (changed ops only).
-std::string op_changes(const std::map<std::string, int64_t>& before, const std::map<std::string, int64_t>& after) {
-  std::map<std::string, std::pair<int64_t, int64_t>> all;
-  for (const auto& [op, n] : before) all[op].first = n;
-  for (const auto& [op, n] : after) all[op].second = n;
+std::string op_changes(const MethodChange& c) {
   std::string s;
-  for (const auto& [op, c] : all) {
-    if (c.first == c.second) continue;
-    s += (s.empty() ? "" : ", ") + op + " " + std::to_string(c.first) + " -> " + std::to_string(c.second);
+  for (const auto& [op, counts] : c.ops) {
+    s += (s.empty() ? "" : ", ") + op + " " + std::to_string(counts.first) + " -> " + std::to_string(counts.second);
   }
   return s.empty() ? "no op changed" : s;
 }
@@ -74,137 +61,92 @@ std::string milliseconds(double seconds) {
 }
 
 int list_passes(std::ostream& out) {
-  const PassRegistry& r = builtin_passes();
+  const std::vector<PassInfo> passes = available_passes();
   size_t width = 0;
-  for (const auto& e : r.entries()) width = std::max(width, e.name.size());
+  for (const PassInfo& p : passes) width = std::max(width, p.name.size());
   out << "passes (default: " << kDefaultPasses << "):\n";
-  for (const auto& e : r.entries()) out << "  " << std::left << std::setw(static_cast<int>(width)) << e.name << "  " << e.description << "\n";
-  out << "--passes " << kDefaultPipelineName << ": " << kDefaultPipeline << "\n";
+  for (const PassInfo& p : passes) {
+    out << "  " << std::left << std::setw(static_cast<int>(width)) << p.name << "  " << p.description << "\n";
+  }
+  out << "--passes " << kDefaultPipelineName << ": " << default_pipeline() << "\n";
   return 0;
 }
 
-// The passes --passes names ("default" expanded) with --keep applied; built
-// twice under --verify (the run and its mirror), identically.
-Result<std::vector<std::unique_ptr<Pass>>> make_passes(const TransformOptions& o) {
-  LATHE_ASSIGN_OR_RETURN(auto list, builtin_passes().create_list(expand_pipeline(o.passes)));
-  LATHE_RETURN_IF_ERROR(configure_passes(list, PipelineOptions{split_list(o.keep)}));
-  return list;
+lathe::TransformOptions facade_options(const TransformCommandOptions& o, std::ostream& out) {
+  lathe::TransformOptions t;
+  t.passes = o.passes;
+  t.keep = split_list(o.keep);
+  t.method = o.method;
+  t.verify_each = o.verify;
+  t.check_outputs = o.verify;
+  t.rtol = o.rtol;
+  t.atol = o.atol;
+  t.explain_rewrites = o.explain || !o.view.empty();
+  t.source = o.input;
+  t.print_after_each = o.print_after_each ? &out : nullptr;
+  t.verify_result = false;  // verified below, naming the output that is not written
+  return t;
 }
 
-int run_transform(const TransformOptions& o, std::ostream& out, std::ostream& err) {
+void print_report(const TransformCommandOptions& o, const TransformReport& report, std::ostream& out) {
+  if (o.explain) {
+    for (const auto& r : report.explanations) out << printable_name(r.method) << ": " << printable_name(r.message) << "\n";
+  }
+  for (const MethodChange& m : report.methods) {
+    if (!m.selected) {
+      out << "method " << printable_name(m.method) << ": not selected, unchanged\n";
+      continue;
+    }
+    out << "method " << printable_name(m.method) << ": " << m.nodes_before << " -> " << m.nodes_after << " nodes; "
+        << op_changes(m) << "\n";
+    for (const PassRun& p : report.passes) {
+      if (p.method != m.method) continue;
+      out << "  " << p.pass << ": " << (p.changed ? "changed" : "no change") << ", " << milliseconds(p.seconds) << "\n";
+    }
+  }
+  for (const std::string& line : report.checked) out << "verified " << line << "\n";
+  out << "wrote " << o.output << "\n";
+}
+
+// The input read again is the "before" (the passes rewrote it in place).
+Status write_view(const TransformCommandOptions& o, const Program& program, const TransformReport& report) {
+  LATHE_ASSIGN_OR_RETURN(Program original, load(o.input));
+  return write_view_diff(ViewSource{&original, o.input}, ViewSource{&program, o.output}, report.explanations, o.method,
+                         o.view);
+}
+
+int run_transform(const TransformCommandOptions& o, std::ostream& out, std::ostream& err) {
   if (o.list_passes) return list_passes(out);
   if (o.input.empty() || o.output.empty()) {
     err << "lathe transform: needs IN.pt2 and -o OUT.pt2 (or --list-passes)\n";
     return 2;
   }
-  // constant_propagation folds on the portable kernels (passes sit below
-  // the runtime, so the evaluator is handed to them here).
-  ConstantPropagation::set_default_evaluator(
-      ConstantEvaluator{[](std::string_view target) { return has_kernel(target); },
-                        [](const ExportedProgram& p) { return evaluate_closed_program(p); }});
+  auto fail = [&err](const Error& e, int code) {
+    err << "lathe transform: " << e.message() << "\n";
+    return code;
+  };
+  const lathe::TransformOptions options = facade_options(o, out);
   // Resolve the pass list before reading anything: a typo fails fast.
-  auto passes = make_passes(o);
-  if (!passes.ok()) {
-    err << "lathe transform: " << passes.error().message() << "\n";
-    return 2;
-  }
-  auto program = read_pt2(o.input);
-  if (!program.ok()) {
-    err << "lathe transform: " << program.error().message() << "\n";
-    return 1;
-  }
+  if (Status passes = check_passes(options); !passes.ok()) return fail(passes.error(), 2);
+  auto program = load(o.input);
+  if (!program.ok()) return fail(program.error(), 1);
   if (!o.method.empty() && !program->find_method(o.method)) {
     err << "lathe transform: " << o.input << " has no method '" << o.method
         << "'; methods: " << join_names(program->method_names()) << "\n";
     return 2;
   }
-
-  std::map<std::string, std::map<std::string, int64_t>> before;
-  std::map<std::string, size_t> nodes_before;
-  for (const Method& m : program->methods) {
-    before[m.name] = op_counts(m.program->graph());
-    nodes_before[m.name] = m.program->graph().node_count();
-  }
-
-  PassManagerOptions pmo;
-  pmo.verify_each = o.verify;
-  pmo.print_after_each = o.print_after_each ? &out : nullptr;
-  // --verify: a second copy of the program, kept one pass behind, is the
-  // "before" of every differential run.
-  std::unique_ptr<DifferentialPassCheck> check;
-  if (o.verify) {
-    auto reference = read_pt2(o.input);
-    if (!reference.ok()) {
-      err << "lathe transform: " << reference.error().message() << "\n";
-      return 1;
-    }
-    auto mirror = make_passes(o);
-    if (!mirror.ok()) {
-      err << "lathe transform: " << mirror.error().message() << "\n";
-      return 2;
-    }
-    check = std::make_unique<DifferentialPassCheck>(std::move(reference).value(), std::move(mirror).value(),
-                                                    DifferentialPassOptions{o.input, Tolerance{o.rtol, o.atol}, 0});
-    Status inputs = check->prepare(o.method);
-    if (!inputs.ok()) {
-      err << "lathe transform: " << inputs.error().message() << "\n";
-      return 1;
-    }
-    pmo.after_each = [&check](const std::string& method, size_t index, ExportedProgram& program) {
-      return check->after_pass(method, index, program);
-    };
-  }
-  PassManager pm(pmo);
-  for (auto& p : *passes) pm.add(std::move(p));
-  PassContext ctx;
-  ctx.set_record_rewrites(o.explain || !o.view.empty());
-  Result<bool> ran = pm.run(*program, ctx, o.method);
-  if (!ran.ok()) {
-    err << "lathe transform: " << ran.error().message() << "\n";
-    return 1;
-  }
+  auto report = transform(*program, options);
+  if (!report.ok()) return fail(report.error(), 1);
   // Never write a program that does not verify, whatever the flags.
-  Status ok = verify(*program);
-  if (!ok.ok()) {
+  if (Status ok = verify(*program); !ok.ok()) {
     err << "lathe transform: " << o.output << ": the result of transforming " << o.input
         << " does not verify, nothing written: " << ok.error().message() << "\n";
     return 1;
   }
-  Status written = write_pt2(*program, o.output);
-  if (!written.ok()) {
-    err << "lathe transform: " << written.error().message() << "\n";
-    return 1;
-  }
-
-  if (o.explain) {
-    for (const auto& r : ctx.records()) out << printable_name(r.method) << ": " << printable_name(r.message) << "\n";
-  }
-  for (const Method& m : program->methods) {
-    if (!o.method.empty() && m.name != o.method) {
-      out << "method " << printable_name(m.name) << ": not selected, unchanged\n";
-      continue;
-    }
-    out << "method " << printable_name(m.name) << ": " << nodes_before[m.name] << " -> " << m.program->graph().node_count()
-        << " nodes; " << op_changes(before[m.name], op_counts(m.program->graph())) << "\n";
-    for (const auto& t : pm.timings()) {
-      if (t.method != m.name) continue;
-      out << "  " << t.pass << ": " << (t.changed ? "changed" : "no change") << ", " << milliseconds(t.seconds)
-          << "\n";
-    }
-  }
-  if (check) {
-    for (const std::string& line : check->summary()) out << "verified " << line << "\n";
-  }
-  out << "wrote " << o.output << "\n";
-  if (!o.view.empty()) {  // the input read again is the "before" (the passes rewrote it in place)
-    auto original = read_pt2(o.input);
-    Status viewed = original.ok() ? write_view_diff(ViewSource{&*original, o.input}, ViewSource{&*program, o.output},
-                                                    ctx.records(), o.method, o.view)
-                                  : Status(original.error());
-    if (!viewed.ok()) {
-      err << "lathe transform: " << viewed.error().message() << "\n";
-      return 1;
-    }
+  if (Status written = save(*program, o.output, SaveOptions{.verify = false}); !written.ok()) return fail(written.error(), 1);
+  print_report(o, *report, out);
+  if (!o.view.empty()) {
+    if (Status viewed = write_view(o, *program, *report); !viewed.ok()) return fail(viewed.error(), 1);
     out << "wrote " << o.view << "\n";
   }
   return 0;
@@ -213,7 +155,7 @@ int run_transform(const TransformOptions& o, std::ostream& out, std::ostream& er
 }  // namespace
 
 Command add_transform_command(CLI::App& app) {
-  auto o = std::make_shared<TransformOptions>();
+  auto o = std::make_shared<TransformCommandOptions>();
   auto* cmd = app.add_subcommand("transform", "Run rewrite passes over a .pt2 and write the result");
   cmd->add_option("input", o->input, "The .pt2 archive to read");
   cmd->add_option("-o,--output", o->output, "The .pt2 archive to write (atomically)");

@@ -7,22 +7,25 @@ template <typename T>
 void visit_sym(const T& s, const std::function<void(Value*)>& fn) {
   if (s.is_value() && s.value()) fn(s.value());
 }
-template <typename T>
-size_t replace_sym(T& s, Value* from, Value* to) {
-  if (s.is_value() && s.value() == from) {
-    s.v = to;
-    return 1;
-  }
-  return 0;
+using ValueMap = std::function<Value*(Value*)>;
+size_t map_one(Value*& v, const ValueMap& fn) {
+  if (!v) return 0;  // an absent optional tensor stays absent
+  Value* mapped = fn(v);
+  if (mapped == v) return 0;
+  v = mapped;
+  return 1;
 }
-size_t replace_in(std::vector<Value*>& items, Value* from, Value* to) {
+template <typename T>
+size_t map_sym(T& s, const ValueMap& fn) {
+  if (!s.is_value()) return 0;
+  Value* v = s.value();
+  const size_t n = map_one(v, fn);
+  s.v = v;
+  return n;
+}
+size_t map_in(std::vector<Value*>& items, const ValueMap& fn) {
   size_t n = 0;
-  for (auto& p : items) {
-    if (p == from) {
-      p = to;
-      ++n;
-    }
-  }
+  for (Value*& v : items) n += map_one(v, fn);
   return n;
 }
 }  // namespace
@@ -54,40 +57,40 @@ void Argument::for_each_value(const std::function<void(Value*)>& fn) const {
       v);
 }
 
-size_t Argument::replace_value(Value* from, Value* to) {
+size_t Argument::map_values(const std::function<Value*(Value*)>& fn) {
   return std::visit(
       [&](auto& a) -> size_t {
         using T = std::decay_t<decltype(a)>;
         if constexpr (std::is_same_v<T, TensorRef> || std::is_same_v<T, OptionalTensor> ||
                       std::is_same_v<T, CustomObjRef>) {
-          if (a.value == from) {
-            a.value = to;
-            return 1;
-          }
-          return 0;
+          return map_one(a.value, fn);
         } else if constexpr (std::is_same_v<T, TensorList> || std::is_same_v<T, OptionalTensorList>) {
-          return replace_in(a.items, from, to);
+          return map_in(a.items, fn);
         } else if constexpr (std::is_same_v<T, SymIntArg> || std::is_same_v<T, SymFloatArg> ||
                              std::is_same_v<T, SymBoolArg>) {
-          return replace_sym(a, from, to);
+          return map_sym(a, fn);
         } else if constexpr (std::is_same_v<T, SymIntList> || std::is_same_v<T, SymFloatList> ||
                              std::is_same_v<T, SymBoolList>) {
           size_t n = 0;
-          for (auto& s : a.items) n += replace_sym(s, from, to);
+          for (auto& s : a.items) n += map_sym(s, fn);
           return n;
         } else if constexpr (std::is_same_v<T, NestedTensorList>) {
           size_t n = 0;
-          for (auto& list : a.items) n += replace_in(list, from, to);
+          for (auto& list : a.items) n += map_in(list, fn);
           return n;
         } else if constexpr (std::is_same_v<T, StringToArgument>) {
           size_t n = 0;
-          for (auto& [k, sub] : a.items) n += sub.replace_value(from, to);
+          for (auto& [k, sub] : a.items) n += sub.map_values(fn);
           return n;
         } else {
           return 0;
         }
       },
       v);
+}
+
+size_t Argument::replace_value(Value* from, Value* to) {
+  return map_values([from, to](Value* v) { return v == from ? to : v; });
 }
 
 }  // namespace lathe

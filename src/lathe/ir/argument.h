@@ -168,6 +168,9 @@ struct Argument {
   void for_each_value(const std::function<void(Value*)>& fn) const;
   // Rewrites references to `from` into `to`; returns how many were replaced.
   size_t replace_value(Value* from, Value* to);
+  // Rewrites every value reference v into fn(v) (nested lists and
+  // string-to-argument maps included); returns how many changed.
+  size_t map_values(const std::function<Value*(Value*)>& fn);
 };
 
 inline bool StringToArgument::operator==(const StringToArgument& o) const { return items == o.items; }

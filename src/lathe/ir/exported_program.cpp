@@ -27,4 +27,8 @@ int ExportedProgram::input_index(const Value* placeholder) const {
   return static_cast<int>(placeholder->input_index());
 }
 
+std::unique_ptr<ExportedProgram> ExportedProgram::clone() const {
+  return std::unique_ptr<ExportedProgram>(new ExportedProgram(*this));
+}
+
 }  // namespace lathe

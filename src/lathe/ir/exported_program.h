@@ -56,6 +56,13 @@ class ExportedProgram {
  public:
   ExportedProgram() : graph_(std::make_unique<Graph>()) {}
 
+  // A deep copy: the graph (and its subgraphs) cloned; state tensors are
+  // shared, which is safe because nothing writes into a state tensor in
+  // place (passes add new tensors, runners copy mutable buffers).
+  std::unique_ptr<ExportedProgram> clone() const;
+  ExportedProgram(ExportedProgram&&) noexcept = default;
+  ExportedProgram& operator=(ExportedProgram&&) noexcept = default;
+
   Graph& graph() { return *graph_; }
   const Graph& graph() const { return *graph_; }
 
@@ -96,7 +103,19 @@ class ExportedProgram {
   int input_index(const Value* placeholder) const;
 
  private:
-  std::unique_ptr<Graph> graph_;
+  // Copies every field; the graph through Graph::clone (clone() uses it).
+  struct OwnedGraph {
+    std::unique_ptr<Graph> graph;
+    OwnedGraph(std::unique_ptr<Graph> g) : graph(std::move(g)) {}  // NOLINT(implicit)
+    OwnedGraph(const OwnedGraph& o) : graph(o.graph->clone()) {}
+    OwnedGraph& operator=(const OwnedGraph&) = delete;
+    OwnedGraph(OwnedGraph&&) noexcept = default;
+    OwnedGraph& operator=(OwnedGraph&&) noexcept = default;
+    Graph& operator*() const { return *graph; }
+    Graph* get() const { return graph.get(); }
+  };
+  ExportedProgram(const ExportedProgram&) = default;
+  OwnedGraph graph_;
 };
 
 }  // namespace lathe

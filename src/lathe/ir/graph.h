@@ -96,6 +96,11 @@ class Graph {
   // Used by verify() to check definition before use.
   std::unordered_map<const Node*, size_t> node_positions() const;
 
+  // A deep copy (graph_clone.cpp): every value, node and subgraph anew, with
+  // the same names, metadata and name counters, so the same passes on the
+  // copy make the same names as on the original.
+  std::unique_ptr<Graph> clone() const;
+
  private:
   friend class Node;
   Value* make_value(ValueKind kind, const std::string& name);
@@ -103,6 +108,8 @@ class Graph {
   void remove_output_uses(const Argument& arg);
   // Re-stamps Value::input_index() of the inputs from `from` on.
   void renumber_inputs(size_t from);
+  struct CloneState;
+  void clone_into(Graph& copy, CloneState& state) const;
 
   // Creates a value in the pool; destroy_value() gives it back.
   Value* new_value(ValueKind kind, const std::string& name);

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "lathe/ir/op_catalogue.h"
 #include "lathe/ir/verify.h"
 
 namespace lathe {
@@ -104,29 +105,13 @@ TensorMeta GraphBuilder::tensor_meta(std::vector<int64_t> sizes, DType dtype) {
 }
 
 std::string GraphBuilder::op_base_name(const std::string& op) {
-  std::string s = op;
-  constexpr std::string_view kPrefix = "torch.ops.";
-  if (s.compare(0, kPrefix.size(), kPrefix) == 0) s = s.substr(kPrefix.size());
   // namespace.name.overload → name; namespace.name → name.
-  std::vector<std::string> parts;
-  size_t start = 0;
-  for (size_t i = 0; i <= s.size(); ++i) {
-    if (i == s.size() || s[i] == '.') {
-      parts.push_back(s.substr(start, i - start));
-      start = i + 1;
-    }
-  }
-  if (parts.size() >= 2) return parts[1];
-  return parts.empty() || parts[0].empty() ? "node" : parts[0];
+  const ops::TargetParts parts = ops::split_target(op);
+  if (!parts.name.empty()) return std::string(parts.name);
+  return parts.ns.empty() ? "node" : std::string(parts.ns);
 }
 
-std::string GraphBuilder::full_target(const std::string& op) {
-  // Python-level symbolic ops are serialized without the torch.ops prefix.
-  for (std::string_view keep : {"torch.ops.", "_operator.", "math.", "builtins.", "torch."}) {
-    if (op.compare(0, keep.size(), keep) == 0) return op;
-  }
-  return "torch.ops." + op;
-}
+std::string GraphBuilder::full_target(const std::string& op) { return ops::full_target(op); }
 
 Tensor GraphBuilder::deterministic_tensor(const std::string& seed_name, DType dtype, std::vector<int64_t> sizes) {
   Tensor t = Tensor::empty(dtype, std::move(sizes));

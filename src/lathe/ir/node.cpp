@@ -3,17 +3,13 @@
 #include <algorithm>
 
 #include "lathe/ir/graph.h"
+#include "lathe/ir/op_catalogue.h"
 
 namespace lathe {
 
 Node::~Node() = default;
 
-std::string Node::op_name() const {
-  constexpr std::string_view kPrefix = "torch.ops.";
-  const std::string& t = target_.str();
-  if (t.compare(0, kPrefix.size(), kPrefix) == 0) return t.substr(kPrefix.size());
-  return t;
-}
+std::string Node::op_name() const { return std::string(ops::op_name(target_)); }
 
 std::string Node::name() const {
   if (name_) return *name_;

@@ -25,4 +25,16 @@ ExportedProgram& Program::add_method(const std::string& name) {
   return *methods.back().program;
 }
 
+Program Program::clone() const {
+  Program copy;
+  copy.extra = extra;
+  copy.source_format = source_format;
+  copy.methods.reserve(methods.size());
+  for (const Method& m : methods) {
+    copy.methods.push_back(Method{m.name, m.program ? m.program->clone() : nullptr, m.sample_inputs,
+                                  m.sample_inputs_origin});
+  }
+  return copy;
+}
+
 }  // namespace lathe

@@ -38,6 +38,9 @@ class Program {
   const Method* find_method(const std::string& name) const;
   std::vector<std::string> method_names() const;
   ExportedProgram& add_method(const std::string& name);
+  // A deep copy of every method's graph; weights, sample inputs and extra
+  // records are shared (they are never written in place).
+  Program clone() const;
 };
 
 }  // namespace lathe

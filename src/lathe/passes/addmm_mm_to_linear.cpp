@@ -36,6 +36,7 @@
 
 #include "lathe/analysis/constness.h"
 #include "lathe/core/log.h"
+#include "lathe/ir/op_catalogue.h"
 #include "lathe/ir/printer.h"
 #include "lathe/ir/rewriter.h"
 #include "lathe/ir/sym_expr.h"
@@ -44,17 +45,7 @@ namespace lathe {
 
 namespace {
 
-// Interned once: matching compares pointers, not names (a pass looks at
-// every node of the graph).
-struct Targets {
-  OpTarget addmm{"torch.ops.aten.addmm.default"}, mm{"torch.ops.aten.mm.default"},
-      linear{"torch.ops.aten.linear.default"}, t{"torch.ops.aten.t.default"}, t_copy{"torch.ops.aten.t_copy.default"},
-      permute{"torch.ops.aten.permute.default"}, permute_copy{"torch.ops.aten.permute_copy.default"};
-};
-const Targets& targets() {
-  static const Targets k;
-  return k;
-}
+namespace arg = ops::arg;
 
 // What the matcher found: the operands of the linear to build, or why the
 // candidate cannot be one (constness is judged after, by the caller).
@@ -70,9 +61,8 @@ struct Match {
 std::string quoted(const Value* v) { return "'" + v->name() + "'"; }
 
 bool is_transpose(OpTarget target, bool* needs_dims) {
-  const Targets& k = targets();
-  *needs_dims = target == k.permute || target == k.permute_copy;
-  return *needs_dims || target == k.t || target == k.t_copy;
+  *needs_dims = target == ops::aten::permute || target == ops::aten::permute_copy;
+  return ops::is_transpose_or_permute(target);
 }
 
 // addmm's alpha/beta: absent or exactly 1 (int or float literal).
@@ -96,17 +86,17 @@ std::string dims_text(const std::vector<SymDim>& sizes) {
 // Structural match of one candidate; nullopt if `n` is not addmm/mm at all.
 std::optional<Match> match(const Node* n) {
   const OpTarget target = n->op_target();
-  bool addmm = target == targets().addmm;
-  if (!addmm && !(target == targets().mm)) return std::nullopt;
+  bool addmm = target == ops::aten::addmm;
+  if (!addmm && !(target == ops::aten::mm)) return std::nullopt;
   Match m;
   m.op = addmm ? "addmm" : "mm";
   auto tensor = [&](std::string_view name) -> Value* {
     const Argument* a = n->input(name);
     return a ? a->tensor() : nullptr;
   };
-  m.input = tensor(addmm ? "mat1" : "self");
-  m.transposed = tensor("mat2");
-  if (addmm) m.bias = tensor("self");
+  m.input = tensor(addmm ? arg::mat1 : arg::self);
+  m.transposed = tensor(arg::mat2);
+  if (addmm) m.bias = tensor(arg::self);
   if (!m.input || !m.transposed || (addmm && !m.bias)) {
     m.refused = "its tensor arguments are not where the aten schema puts them";
     return m;
@@ -122,7 +112,7 @@ std::optional<Match> match(const Node* n) {
     m.refused = "mat2 " + quoted(m.transposed) + " is " + t->op_name() + ", not a transpose (t, permute [1, 0])";
     return m;
   }
-  const Argument* self = t->input("self");
+  const Argument* self = t->input(arg::self);
   m.weight = self ? self->tensor() : nullptr;
   if (!m.weight) {
     m.refused = "mat2 " + quoted(m.transposed) + " transposes no tensor";
@@ -138,7 +128,7 @@ std::optional<Match> match(const Node* n) {
     return m;
   }
   if (needs_dims) {
-    const Argument* dims = t->input("dims");
+    const Argument* dims = t->input(arg::dims);
     const IntList* list = dims ? dims->get_if<IntList>() : nullptr;
     bool swap = list && list->items.size() == 2;
     // [1, 0] and its negative spellings ([-1, -2], [1, -2], ...).
@@ -153,7 +143,7 @@ std::optional<Match> match(const Node* n) {
     }
   }
   if (addmm) {
-    for (std::string_view scalar : {"beta", "alpha"}) {
+    for (std::string_view scalar : {arg::beta, arg::alpha}) {
       if (auto why = not_one(n, scalar)) {
         m.refused = *why;
         return m;
@@ -182,7 +172,7 @@ std::optional<Match> match(const Node* n) {
 // bare graph)? Those are the refusals the warning is about.
 bool rests_on_unclassified_input(const Constness& k, const Value* w, int depth = 0) {
   if (w->is_placeholder()) return k.origin(w) == Origin::Unknown;
-  if (depth > 32 || !Constness::is_quantize_op(w->producer()->target())) return false;
+  if (depth > 32 || !ops::is_quantize(w->producer()->target())) return false;
   bool any = false;
   for (const auto& in : w->producer()->inputs())
     in.arg.for_each_value([&](Value* u) { any = any || rests_on_unclassified_input(k, u, depth + 1); });
@@ -213,11 +203,11 @@ Result<bool> rewrite_all(Rewriter& rw, const Constness& k, PassContext& ctx, siz
     std::string rewritten_head = ctx.record_rewrites() ? head() : std::string();
     std::vector<NamedArgument> args;
     args.reserve(3);
-    args.push_back(NamedArgument{"input", TensorRef{m->input}, ArgKind::Positional});
-    args.push_back(NamedArgument{"weight", TensorRef{m->weight}, ArgKind::Positional});
-    if (m->bias) args.push_back(NamedArgument{"bias", TensorRef{m->bias}, ArgKind::Positional});
+    args.push_back(NamedArgument{std::string(arg::input), TensorRef{m->input}, ArgKind::Positional});
+    args.push_back(NamedArgument{std::string(arg::weight), TensorRef{m->weight}, ArgKind::Positional});
+    if (m->bias) args.push_back(NamedArgument{std::string(arg::bias), TensorRef{m->bias}, ArgKind::Positional});
     Value* weight = m->weight;
-    LATHE_RETURN_IF_ERROR(rw.retarget(n, targets().linear, std::move(args)));
+    LATHE_RETURN_IF_ERROR(rw.retarget(n, ops::aten::linear, std::move(args)));
     changed = true;
     if (ctx.record_rewrites())
       ctx.rewritten(node, rewritten_head + "rewritten to linear (weight " + quoted(weight) + " is " + k.describe(weight) + ")");

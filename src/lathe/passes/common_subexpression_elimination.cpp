@@ -27,20 +27,13 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "lathe/ir/op_catalogue.h"
 #include "lathe/ir/printer.h"
 #include "lathe/ir/rewriter.h"
-#include "lathe/passes/remove_dead_code.h"
-#include "lathe/passes/remove_redundant_views.h"
 
 namespace lathe {
 
 namespace {
-
-bool is_allocation(std::string_view target) {
-  std::string_view op = aten_op_name(target);
-  return op == "empty" || op == "empty_like" || op == "new_empty" || op == "empty_strided" ||
-         op == "empty_permuted";
-}
 
 std::string key_of(const Node* n) {
   std::string key = n->target();
@@ -65,12 +58,12 @@ Result<bool> CommonSubexpressionElimination::run(ExportedProgram& program, PassC
   // Tensors an impure node reads may be written by it.
   std::unordered_set<const Value*> touched;
   for (const Node* n : g.nodes()) {
-    if (RemoveDeadCode::is_removable_op(n->target())) continue;
+    if (ops::is_effect_free(n->target())) continue;
     for (const Value* v : n->operand_values())
       if (v->kind() == ValueKind::Tensor) touched.insert(v);
   }
   auto eligible = [&](const Node* n) {
-    if (!RemoveDeadCode::is_removable_op(n->target()) || is_allocation(n->target())) return false;
+    if (!ops::is_effect_free(n->target()) || ops::is_allocation(n->target())) return false;
     std::vector<Value*> defs = n->defined_values();
     if (defs.empty()) return false;
     for (const Value* v : defs)

@@ -46,10 +46,9 @@
 #include <unordered_set>
 
 #include "lathe/analysis/constness.h"
+#include "lathe/ir/op_catalogue.h"
 #include "lathe/ir/printer.h"
 #include "lathe/ir/rewriter.h"
-#include "lathe/passes/remove_dead_code.h"
-#include "lathe/passes/remove_redundant_views.h"
 
 namespace lathe {
 
@@ -137,11 +136,11 @@ class Folder {
           kept(n, "operand " + quoted(mutable_read) + " " + k_.explain(mutable_read));
         continue;
       }
-      if (Constness::is_quantize_op(n->target())) {
+      if (ops::is_quantize(n->target())) {
         kept(n, "quantize/dequantize ops are never folded (quantized-weight patterns match on them)");
         continue;
       }
-      if (!RemoveDeadCode::is_removable_op(n->target()) || n->target().rfind("torch.ops.aten.", 0) != 0) {
+      if (!ops::is_effect_free(n->target()) || ops::aten_op_name(n->target()).empty()) {
         kept(n, "not a known pure aten op");
         continue;
       }
@@ -189,7 +188,7 @@ class Folder {
       changed = false;
       for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
         Node* n = *it;
-        if (!folded_.count(n) || !is_layout_only_op(n->target())) continue;
+        if (!folded_.count(n) || !ops::is_layout_only(n->target())) continue;
         std::vector<Value*> defs = n->defined_values();
         if (std::any_of(defs.begin(), defs.end(), [&](const Value* v) { return leaves_region(v); })) {
           folded_.erase(n);

@@ -34,32 +34,23 @@
 #include <numeric>
 
 #include "lathe/ir/graph_builder.h"
+#include "lathe/ir/literal_args.h"
+#include "lathe/ir/op_catalogue.h"
 #include "lathe/ir/printer.h"
 #include "lathe/ir/rewriter.h"
-#include "lathe/passes/remove_redundant_views.h"
 
 namespace lathe {
 
 namespace {
 
-constexpr std::string_view kPrefix = "torch.ops.";
+namespace aten = ops::aten;
+namespace arg = ops::arg;
 
-std::string strip(std::string_view s) {
-  if (s.substr(0, kPrefix.size()) == kPrefix) s.remove_prefix(kPrefix.size());
-  return std::string(s);
-}
+std::string strip(std::string_view s) { return std::string(ops::strip_torch_ops(s)); }
 
-std::string aten(const char* op) { return std::string(kPrefix) + "aten." + op; }
+NamedArgument pos(std::string_view name, Argument a) { return NamedArgument{std::string(name), std::move(a), ArgKind::Positional}; }
 
-NamedArgument pos(std::string name, Argument a) { return NamedArgument{std::move(name), std::move(a), ArgKind::Positional}; }
-
-Value* tensor_arg(const Node* n, std::string_view name) {
-  const Argument* a = n->input(name);
-  if (!a) return nullptr;
-  if (Value* v = a->tensor()) return v;
-  if (const auto* o = a->get_if<OptionalTensor>()) return o->value;
-  return nullptr;
-}
+Value* tensor_arg(const Node* n, std::string_view name) { return tensor_input(*n, name); }
 
 std::optional<std::vector<int64_t>> sizes_of(const Value* v) {
   if (!v || !v->meta()) return std::nullopt;
@@ -98,9 +89,7 @@ class Decomposer {
 
   Result<bool> run() {
     for (Node* n : ep_.graph().nodes_snapshot()) {
-      std::string op(aten_op_name(n->target()));
-      std::string overload = n->target().substr(n->target().rfind('.') + 1);
-      Rule rule = find_rule(op, overload);
+      Rule rule = find_rule(n->op_target());
       if (!rule) continue;
       if (pass_.keeps(n->target())) {
         ctx_.kept(n->name(), head(n) + "kept: on the keep-list");
@@ -122,28 +111,28 @@ class Decomposer {
   // A rule returns "into <what>" when it rewrote, else why it kept the node.
   using Rule = Result<std::string> (Decomposer::*)(Node*);
 
-  static Rule find_rule(const std::string& op, const std::string& overload) {
-    if (op == "linear" && overload == "default") return &Decomposer::linear;
-    if (op == "matmul" && overload == "default") return &Decomposer::matmul;
-    if (op == "t" && overload == "default") return &Decomposer::t;
-    if (op == "transpose" && overload == "int") return &Decomposer::transpose;
-    if ((op == "softmax" || op == "log_softmax") && overload == "int") return &Decomposer::softmax;
-    if (op == "layer_norm" && overload == "default") return &Decomposer::layer_norm;
-    if ((op == "conv1d" || op == "conv2d") && overload == "default") return &Decomposer::conv;
-    if (op == "dropout" && overload == "default") return &Decomposer::dropout;
+  static Rule find_rule(OpTarget op) {
+    if (op == aten::linear) return &Decomposer::linear;
+    if (op == aten::matmul) return &Decomposer::matmul;
+    if (op == aten::t) return &Decomposer::t;
+    if (op == aten::transpose_int) return &Decomposer::transpose;
+    if (op == aten::softmax_int || op == aten::log_softmax_int) return &Decomposer::softmax;
+    if (op == aten::layer_norm) return &Decomposer::layer_norm;
+    if (op == aten::conv1d || op == aten::conv2d) return &Decomposer::conv;
+    if (op == aten::dropout) return &Decomposer::dropout;
     return nullptr;
   }
 
   static std::string head(const Node* n) { return n->op_name() + " '" + n->name() + "' "; }
 
-  Result<Value*> call(const char* op, std::vector<NamedArgument> args, TensorMeta meta, const std::string& name,
+  Result<Value*> call(OpTarget op, std::vector<NamedArgument> args, TensorMeta meta, const std::string& name,
                       Node* before) {
-    return rw_.create_call(aten(op), std::move(args), std::move(meta), name, before);
+    return rw_.create_call(op.str(), std::move(args), std::move(meta), name, before);
   }
 
   Result<Value*> permute(Value* v, std::vector<int64_t> dims, Node* before) {
     TensorMeta m = permuted_meta(v, dims);
-    return call("permute.default", {pos("self", TensorRef{v}), pos("dims", int_list(std::move(dims)))}, m, "permute",
+    return call(aten::permute, {pos(arg::self, TensorRef{v}), pos(arg::dims, int_list(std::move(dims)))}, m, "permute",
                 before);
   }
 
@@ -153,14 +142,14 @@ class Decomposer {
     std::vector<int64_t> shape = {rows, xs.back()};
     const bool view = is_contiguous_meta(x);
     // view(Tensor self, SymInt[] size); reshape(Tensor self, SymInt[] shape).
-    return call(view ? "view.default" : "reshape.default", {pos("self", TensorRef{x}), pos(view ? "size" : "shape", int_list(shape))},
+    return call(view ? aten::view : aten::reshape, {pos(arg::self, TensorRef{x}), pos(view ? arg::size : arg::shape, int_list(shape))},
                 GraphBuilder::tensor_meta(shape, x->meta()->dtype), view ? "view" : "reshape", before);
   }
 
   Result<std::string> linear(Node* n) {
-    Value* x = tensor_arg(n, "input");
-    Value* w = tensor_arg(n, "weight");
-    Value* b = tensor_arg(n, "bias");
+    Value* x = tensor_arg(n, arg::input);
+    Value* w = tensor_arg(n, arg::weight);
+    Value* b = tensor_arg(n, arg::bias);
     if (!x || !w || !n->output() || !x->meta()) {
       return std::string("its tensor arguments are not where the aten schema puts them");
     }
@@ -174,13 +163,13 @@ class Decomposer {
     auto xs = sizes_of(x), out = sizes_of(n->output());
     if (x_rank > 2 && (!xs || !out)) return std::string("its input shape is not concrete");
     LATHE_ASSIGN_OR_RETURN(Value * wt, permute(w, {1, 0}, n));
-    const char* mm_op = b ? "addmm.default" : "mm.default";
+    const OpTarget mm_op = b ? aten::addmm : aten::mm;
     auto mm_args = [&](Value* lhs) {
-      if (b) return std::vector<NamedArgument>{pos("self", TensorRef{b}), pos("mat1", TensorRef{lhs}), pos("mat2", TensorRef{wt})};
-      return std::vector<NamedArgument>{pos("self", TensorRef{lhs}), pos("mat2", TensorRef{wt})};
+      if (b) return std::vector<NamedArgument>{pos(arg::self, TensorRef{b}), pos(arg::mat1, TensorRef{lhs}), pos(arg::mat2, TensorRef{wt})};
+      return std::vector<NamedArgument>{pos(arg::self, TensorRef{lhs}), pos(arg::mat2, TensorRef{wt})};
     };
     if (x_rank == 2) {
-      LATHE_RETURN_IF_ERROR(rw_.retarget(n, aten(mm_op), mm_args(x)));
+      LATHE_RETURN_IF_ERROR(rw_.retarget(n, mm_op, mm_args(x)));
       return std::string("into permute + ") + (b ? "addmm" : "mm");
     }
     LATHE_ASSIGN_OR_RETURN(Value * flat, flatten_leading(x, *xs, n));
@@ -188,68 +177,68 @@ class Decomposer {
     LATHE_ASSIGN_OR_RETURN(Value * mm, call(mm_op, mm_args(flat), GraphBuilder::tensor_meta(mm_shape, n->output()->meta()->dtype),
                                             b ? "addmm" : "mm", n));
     LATHE_RETURN_IF_ERROR(
-        rw_.retarget(n, aten("view.default"), {pos("self", TensorRef{mm}), pos("size", int_list(*out))}));
-    return std::string("into permute + ") + std::string(aten_op_name(flat->producer()->target())) + " + " + (b ? "addmm" : "mm") + " + view";
+        rw_.retarget(n, aten::view, {pos(arg::self, TensorRef{mm}), pos(arg::size, int_list(*out))}));
+    return std::string("into permute + ") + std::string(ops::aten_op_name(flat->producer()->target())) + " + " + (b ? "addmm" : "mm") + " + view";
   }
 
   Result<std::string> matmul(Node* n) {
-    Value* a = tensor_arg(n, "self");
-    Value* b = tensor_arg(n, "other");
+    Value* a = tensor_arg(n, arg::self);
+    Value* b = tensor_arg(n, arg::other);
     auto as = sizes_of(a), bs = sizes_of(b), out = sizes_of(n->output());
     if (!a || !b || !as || !bs || !out) return std::string("its shapes are not concrete");
     if (as->size() == 2 && bs->size() == 2) {
-      LATHE_RETURN_IF_ERROR(rw_.retarget(n, aten("mm.default"), {pos("self", TensorRef{a}), pos("mat2", TensorRef{b})}));
+      LATHE_RETURN_IF_ERROR(rw_.retarget(n, aten::mm, {pos(arg::self, TensorRef{a}), pos(arg::mat2, TensorRef{b})}));
       return std::string("into mm");
     }
     if (as->size() == 3 && bs->size() == 3 && (*as)[0] == (*bs)[0]) {
-      LATHE_RETURN_IF_ERROR(rw_.retarget(n, aten("bmm.default"), {pos("self", TensorRef{a}), pos("mat2", TensorRef{b})}));
+      LATHE_RETURN_IF_ERROR(rw_.retarget(n, aten::bmm, {pos(arg::self, TensorRef{a}), pos(arg::mat2, TensorRef{b})}));
       return std::string("into bmm");
     }
     if (as->size() >= 3 && bs->size() == 2) {
       LATHE_ASSIGN_OR_RETURN(Value * flat, flatten_leading(a, *as, n));
       std::vector<int64_t> mm_shape = {flat->meta()->concrete_sizes()->at(0), (*bs)[1]};
-      LATHE_ASSIGN_OR_RETURN(Value * mm, call("mm.default", {pos("self", TensorRef{flat}), pos("mat2", TensorRef{b})},
+      LATHE_ASSIGN_OR_RETURN(Value * mm, call(aten::mm, {pos(arg::self, TensorRef{flat}), pos(arg::mat2, TensorRef{b})},
                                               GraphBuilder::tensor_meta(mm_shape, n->output()->meta()->dtype), "mm", n));
       LATHE_RETURN_IF_ERROR(
-          rw_.retarget(n, aten("view.default"), {pos("self", TensorRef{mm}), pos("size", int_list(*out))}));
-      return std::string("into ") + std::string(aten_op_name(flat->producer()->target())) + " + mm + view";
+          rw_.retarget(n, aten::view, {pos(arg::self, TensorRef{mm}), pos(arg::size, int_list(*out))}));
+      return std::string("into ") + std::string(ops::aten_op_name(flat->producer()->target())) + " + mm + view";
     }
     return "a matmul of a " + std::to_string(as->size()) + "-D and a " + std::to_string(bs->size()) +
            "-D tensor has no decomposition here";
   }
 
   Result<std::string> t(Node* n) {
-    Value* x = tensor_arg(n, "self");
+    Value* x = tensor_arg(n, arg::self);
     auto xs = sizes_of(x);
     if (!xs || xs->size() != 2) return std::string("t of a tensor that is not 2-D is left as it is");
-    LATHE_RETURN_IF_ERROR(rw_.retarget(n, aten("permute.default"), {pos("self", TensorRef{x}), pos("dims", int_list({1, 0}))}));
+    LATHE_RETURN_IF_ERROR(rw_.retarget(n, aten::permute, {pos(arg::self, TensorRef{x}), pos(arg::dims, int_list({1, 0}))}));
     return std::string("into permute [1, 0]");
   }
 
   Result<std::string> transpose(Node* n) {
-    auto p = permutation_of(n);
+    auto p = ops::permutation_of(*n);
     if (!p) return std::string("its dims or rank are not known");
-    Value* x = tensor_arg(n, "self");
+    Value* x = tensor_arg(n, arg::self);
     std::string dims = format_argument(int_list(*p));
-    LATHE_RETURN_IF_ERROR(rw_.retarget(n, aten("permute.default"), {pos("self", TensorRef{x}), pos("dims", int_list(*p))}));
+    LATHE_RETURN_IF_ERROR(rw_.retarget(n, aten::permute, {pos(arg::self, TensorRef{x}), pos(arg::dims, int_list(*p))}));
     return "into permute " + dims;
   }
 
   Result<std::string> softmax(Node* n) {
-    const Argument* dtype = n->input("dtype");
+    const Argument* dtype = n->input(arg::dtype);
     if (dtype && !dtype->is_none()) return "a dtype (" + format_argument(*dtype) + ") is given";
-    const Argument* dim = n->input("dim");
-    Value* x = tensor_arg(n, "self");
+    const Argument* dim = n->input(arg::dim);
+    Value* x = tensor_arg(n, arg::self);
     if (!dim || !x) return std::string("its arguments are not where the aten schema puts them");
-    bool log = aten_op_name(n->target()) == "log_softmax";
-    const char* op = log ? "_log_softmax.default" : "_softmax.default";
-    LATHE_RETURN_IF_ERROR(rw_.retarget(n, aten(op), {pos("self", TensorRef{x}), pos("dim", *dim), pos("half_to_float", false)}));
+    const bool log = n->op_target() == aten::log_softmax_int;
+    const OpTarget op = log ? aten::_log_softmax : aten::_softmax;
+    LATHE_RETURN_IF_ERROR(rw_.retarget(n, op, {pos(arg::self, TensorRef{x}), pos(arg::dim, *dim), pos(arg::half_to_float, false)}));
     return std::string("into ") + (log ? "_log_softmax" : "_softmax");
   }
 
   Result<std::string> layer_norm(Node* n) {
-    Value* x = tensor_arg(n, "input");
-    const Argument* shape = n->input("normalized_shape");
+    Value* x = tensor_arg(n, arg::input);
+    const Argument* shape = n->input(arg::normalized_shape);
     auto xs = sizes_of(x);
     if (!x || !shape || !xs || !n->output()) return std::string("its input shape is not concrete");
     size_t k = 0;
@@ -258,19 +247,20 @@ class Decomposer {
     if (k == 0 || k > xs->size()) return "normalized_shape " + format_argument(*shape) + " does not fit the input";
     std::vector<int64_t> stat = *xs;
     for (size_t i = stat.size() - k; i < stat.size(); ++i) stat[i] = 1;
-    auto opt = [&](const char* name) -> Argument {
+    auto opt = [&](std::string_view name) -> Argument {
       const Argument* a = n->input(name);
       return a ? *a : Argument(NoneArg{});
     };
-    const Argument* eps = n->input("eps");
-    std::vector<NamedArgument> args = {pos("input", TensorRef{x}), pos("normalized_shape", *shape), pos("weight", opt("weight")),
-                                       pos("bias", opt("bias")), pos("eps", eps ? *eps : Argument(1e-5))};
+    const Argument* eps = n->input(arg::eps);
+    std::vector<NamedArgument> args = {pos(arg::input, TensorRef{x}), pos(arg::normalized_shape, *shape),
+                                       pos(arg::weight, opt(arg::weight)), pos(arg::bias, opt(arg::bias)),
+                                       pos(arg::eps, eps ? *eps : Argument(1e-5))};
     DType dt = x->meta()->dtype;
     std::string name = n->name();
     std::vector<NewOutput> outs = {NewOutput{ValueKind::Tensor, name + "_out", *n->output()->meta()},
                                    NewOutput{ValueKind::Tensor, name + "_mean", GraphBuilder::tensor_meta(stat, dt)},
                                    NewOutput{ValueKind::Tensor, name + "_rstd", GraphBuilder::tensor_meta(stat, dt)}};
-    LATHE_ASSIGN_OR_RETURN(Node * ln, rw_.create_node(aten("native_layer_norm.default"), std::move(args), std::move(outs), n));
+    LATHE_ASSIGN_OR_RETURN(Node * ln, rw_.create_node(aten::native_layer_norm.str(), std::move(args), std::move(outs), n));
     Value* old = n->output();
     std::string old_name = old->name();
     LATHE_RETURN_IF_ERROR(rw_.replace_all_uses(old, ln->defined_values()[0]));
@@ -280,11 +270,11 @@ class Decomposer {
   }
 
   Result<std::string> conv(Node* n) {
-    Value* x = tensor_arg(n, "input");
-    Value* w = tensor_arg(n, "weight");
+    Value* x = tensor_arg(n, arg::input);
+    Value* w = tensor_arg(n, arg::weight);
     if (!x || !w) return std::string("its tensor arguments are not where the aten schema puts them");
-    size_t k = aten_op_name(n->target()) == "conv1d" ? 1 : 2;
-    auto expand = [&](const char* name, int64_t dflt) -> Result<IntList> {
+    size_t k = n->op_target() == aten::conv1d ? 1 : 2;
+    auto expand = [&](std::string_view name, int64_t dflt) -> Result<IntList> {
       const Argument* a = n->input(name);
       std::vector<int64_t> v;
       if (!a) v.assign(k, dflt);
@@ -295,26 +285,27 @@ class Decomposer {
       if (v.size() != k) return make_error(std::string(name) + " has " + std::to_string(v.size()) + " entries");
       return IntList{v};
     };
-    auto stride = expand("stride", 1), padding = expand("padding", 0), dilation = expand("dilation", 1);
+    auto stride = expand(arg::stride, 1), padding = expand(arg::padding, 0), dilation = expand(arg::dilation, 1);
     for (auto* r : {&stride, &padding, &dilation})
       if (!r->ok()) return r->error().message();
-    const Argument* bias = n->input("bias");
-    const Argument* groups = n->input("groups");
+    const Argument* bias = n->input(arg::bias);
+    const Argument* groups = n->input(arg::groups);
     LATHE_RETURN_IF_ERROR(rw_.retarget(
-        n, aten("convolution.default"),
-        {pos("input", TensorRef{x}), pos("weight", TensorRef{w}), pos("bias", bias ? *bias : Argument(NoneArg{})),
-         pos("stride", *stride), pos("padding", *padding), pos("dilation", *dilation), pos("transposed", false),
-         pos("output_padding", int_list(std::vector<int64_t>(k, 0))), pos("groups", groups ? *groups : Argument(int64_t{1}))}));
+        n, aten::convolution,
+        {pos(arg::input, TensorRef{x}), pos(arg::weight, TensorRef{w}), pos(arg::bias, bias ? *bias : Argument(NoneArg{})),
+         pos(arg::stride, *stride), pos(arg::padding, *padding), pos(arg::dilation, *dilation), pos(arg::transposed, false),
+         pos(arg::output_padding, int_list(std::vector<int64_t>(k, 0))),
+         pos(arg::groups, groups ? *groups : Argument(int64_t{1}))}));
     return std::string("into convolution");
   }
 
   Result<std::string> dropout(Node* n) {
-    Value* x = tensor_arg(n, "input");
-    const Argument* train = n->input("train");
-    const Argument* p = n->input("p");
+    Value* x = tensor_arg(n, arg::input);
+    const Argument* train = n->input(arg::train);
+    const Argument* p = n->input(arg::p);
     bool off = (train && train->is<bool>() && !train->as<bool>()) || (p && p->is<double>() && p->as<double>() == 0.0);
     if (!x || !off) return std::string("it is a training-mode dropout (random)");
-    LATHE_RETURN_IF_ERROR(rw_.retarget(n, aten("clone.default"), {pos("self", TensorRef{x})}));
+    LATHE_RETURN_IF_ERROR(rw_.retarget(n, aten::clone, {pos(arg::self, TensorRef{x})}));
     return std::string("into clone (inference dropout)");
   }
 
@@ -340,9 +331,12 @@ bool Decompose::keeps(std::string_view target) const {
 }
 
 std::vector<std::string> Decompose::decomposed_ops() {
-  return {"aten.linear.default", "aten.matmul.default",     "aten.t.default",          "aten.transpose.int",
-          "aten.softmax.int",    "aten.log_softmax.int",    "aten.layer_norm.default", "aten.conv1d.default",
-          "aten.conv2d.default", "aten.dropout.default"};
+  std::vector<std::string> out;
+  for (OpTarget op : {aten::linear, aten::matmul, aten::t, aten::transpose_int, aten::softmax_int, aten::log_softmax_int,
+                      aten::layer_norm, aten::conv1d, aten::conv2d, aten::dropout}) {
+    out.emplace_back(ops::op_name(op));
+  }
+  return out;
 }
 
 Result<bool> Decompose::run(ExportedProgram& program, PassContext& ctx) { return Decomposer(program, ctx, *this).run(); }

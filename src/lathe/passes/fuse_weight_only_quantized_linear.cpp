@@ -17,9 +17,11 @@
 // It is fused only when everything the fused op silently assumes holds:
 //
 //   * the weight is dequantize_per_channel (int8: axis 0, quant range
-//     [-128, 127], dtype int8) or dequantize_per_channel_group (int4: quant
-//     range [-8, 7], dtype int8, group size dividing K); out_dtype /
-//     output_dtype float32;
+//     [-128, 127], dtype int8), dequantize_per_channel_group (int4: quant
+//     range [-8, 7], dtype int8, group size dividing K) or torchao's
+//     dequantize_affine with block [1, g] and range [-8, 7] (int4, what
+//     torchao's IntxWeightOnlyConfig exports); out_dtype / output_dtype
+//     float32;
 //   * q, scales and zero points are compile-time constants (a parameter, an
 //     unmutated buffer, a lifted constant): the fused op is what backends
 //     prepack, and a mutated buffer or a runtime tensor would be read once
@@ -29,8 +31,9 @@
 //     asymmetric weight would silently lose its offsets;
 //   * the dequantize has no other user (otherwise it would stay, and the
 //     weight be read twice, quantized and dequantized);
-//   * shapes and dtypes fit: x float32 2-D [M, K] (the ops take a matrix;
-//     torch.export's linear on a 3-D input arrives as view/addmm/view),
+//   * shapes and dtypes fit: x float32 [M, K] for _weight_int8pack_mm (it
+//     takes a matrix; torch.export's decomposed linear on a 3-D input arrives
+//     as view/addmm/view), [..., K] for Lathe's 4-bit op (like linear),
 //     q int8 [N, K], scales float32 with N (int8) or N * K / g (int4)
 //     entries, bias 1-D [N].
 //
@@ -42,91 +45,21 @@
 #include <optional>
 #include <unordered_set>
 
-#include "lathe/analysis/constness.h"
-#include "lathe/ir/printer.h"
+#include "lathe/ir/op_catalogue.h"
 #include "lathe/ir/rewriter.h"
+#include "lathe/passes/quantization_matching.h"
 
 namespace lathe {
 
 namespace {
 
+using namespace quant_match;
+
 constexpr std::string_view kLinear = "torch.ops.aten.linear.default";
 constexpr std::string_view kDqChannel = "torch.ops.quantized_decomposed.dequantize_per_channel.default";
 constexpr std::string_view kDqGroup = "torch.ops.quantized_decomposed.dequantize_per_channel_group.default";
+constexpr std::string_view kDqAffine = "torch.ops.torchao.dequantize_affine.default";
 constexpr std::string_view kAdd = "torch.ops.aten.add.Tensor";
-
-std::string quoted(const Value* v) { return "'" + v->name() + "'"; }
-
-// A Tensor / Tensor? argument: its value, nullptr for None or absent.
-Value* tensor_arg(const Node* n, std::string_view name) {
-  const Argument* a = n->input(name);
-  if (!a) return nullptr;
-  if (Value* v = a->tensor()) return v;
-  if (auto* o = a->get_if<OptionalTensor>()) return o->value;
-  return nullptr;
-}
-
-std::optional<int64_t> int_arg(const Node* n, std::string_view name) {
-  const Argument* a = n->input(name);
-  if (!a) return std::nullopt;
-  if (auto* i = a->get_if<int64_t>()) return *i;
-  if (auto* s = a->get_if<SymIntArg>(); s && !s->is_value()) return s->literal();
-  return std::nullopt;
-}
-
-// A ScalarType argument; `absent` when the node leaves it at its default
-// (None for out_dtype, i.e. float32).
-std::optional<DType> dtype_arg(const Node* n, std::string_view name, std::optional<DType> absent) {
-  const Argument* a = n->input(name);
-  if (!a || a->is_none()) return absent;
-  if (auto* s = a->get_if<ScalarTypeArg>()) return s->dtype;
-  return std::nullopt;
-}
-
-std::string arg_text(const Node* n, std::string_view name) {
-  const Argument* a = n->input(name);
-  return a ? format_argument(*a) : "absent";
-}
-
-std::optional<int64_t> static_dim(const Value* v, size_t i) {
-  const auto& m = v->meta();
-  if (!m || i >= m->sizes.size() || !m->sizes[i].is_concrete()) return std::nullopt;
-  return m->sizes[i].value();
-}
-
-size_t rank(const Value* v) { return v->meta() ? v->meta()->sizes.size() : 0; }
-
-// Index of the first non-zero element of an integer tensor; nullopt if all
-// are zero; -1 if the tensor cannot be read as integers.
-std::optional<int64_t> first_nonzero(const Tensor& t, int64_t* value) {
-  if (!t.check_fits().ok()) return -1;
-  const int64_t n = t.numel();
-  const size_t r = t.sizes.size();
-  std::vector<int64_t> idx(r, 0);
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t off = t.storage_offset;
-    for (size_t d = 0; d < r; ++d) off += idx[d] * t.strides[d];
-    const std::byte* p = t.storage->data() + off * static_cast<int64_t>(dtype_size(t.dtype));
-    int64_t v = 0;
-    switch (t.dtype) {
-      case DType::Int8: v = *reinterpret_cast<const int8_t*>(p); break;
-      case DType::UInt8: v = *reinterpret_cast<const uint8_t*>(p); break;
-      case DType::Int16: v = *reinterpret_cast<const int16_t*>(p); break;
-      case DType::Int32: v = *reinterpret_cast<const int32_t*>(p); break;
-      case DType::Int64: v = *reinterpret_cast<const int64_t*>(p); break;
-      default: return -1;
-    }
-    if (v != 0) {
-      *value = v;
-      return i;
-    }
-    for (size_t d = r; d-- > 0;) {
-      if (++idx[d] < t.sizes[d]) break;
-      idx[d] = 0;
-    }
-  }
-  return std::nullopt;
-}
 
 // A transpose nothing reads: what addmm_mm_to_linear leaves behind
 // (t(dequantize(...)) fed the addmm it turned into this linear) until
@@ -150,10 +83,13 @@ struct Plan {
   Value* x = nullptr;
   Value* q = nullptr;
   Value* scales = nullptr;
+  Value* zeros = nullptr;
   Value* bias = nullptr;
-  int64_t group_size = 0;
+  int64_t group_size = 0;  // int4: the group the weight really uses
   std::string refused;
 };
+
+const char* op_of(const Plan& p) { return p.int4 ? "lathe.weight_int4_group_mm" : "_weight_int8pack_mm"; }
 
 class Matcher {
  public:
@@ -163,7 +99,7 @@ class Matcher {
   std::optional<Plan> match(Node* n) const {
     if (n->target() != kLinear) return std::nullopt;
     Value* w = tensor_arg(n, "weight");
-    if (!w || w->is_placeholder() || !Constness::is_quantize_op(w->producer()->target())) return std::nullopt;
+    if (!w || w->is_placeholder() || !ops::is_quantize(w->producer()->target())) return std::nullopt;
     Plan p;
     p.dq = w->producer();
     p.x = tensor_arg(n, "input");
@@ -174,76 +110,114 @@ class Matcher {
 
  private:
   std::string check(Node* n, Value* w, Plan& p) const {
-    const Node* dq = p.dq;
-    const std::string& t = dq->target();
-    if (t != kDqChannel && t != kDqGroup) {
-      return "weight " + quoted(w) + " is " + dq->op_name() +
-             "; only dequantize_per_channel (int8) and dequantize_per_channel_group (int4) are fused";
+    const std::string& t = p.dq->target();
+    if (t != kDqChannel && t != kDqGroup && t != kDqAffine) {
+      return "weight " + quoted(w) + " is " + p.dq->op_name() +
+             "; only dequantize_per_channel (int8), dequantize_per_channel_group and torchao's dequantize_affine "
+             "(int4) are fused";
     }
-    p.int4 = t == kDqGroup;
-    const std::string op = p.int4 ? "lathe.weight_int4_group_mm" : "_weight_int8pack_mm";
-    p.q = tensor_arg(dq, "input");
-    p.scales = tensor_arg(dq, "scales");
-    Value* zeros = tensor_arg(dq, "zero_points");
+    const bool affine = t == kDqAffine;
+    p.q = tensor_arg(p.dq, "input");
+    p.scales = tensor_arg(p.dq, affine ? "scale" : "scales");
+    p.zeros = tensor_arg(p.dq, affine ? "zero_point" : "zero_points");
     if (!p.x || !p.q || !p.scales) return "its tensor arguments are not where the schemas put them";
+    std::string why = check_constness(n, w, p);
+    if (why.empty()) why = affine ? check_affine(p) : check_decomposed(p);
+    if (why.empty()) why = check_shapes(p);
+    if (why.empty() && p.zeros) why = check_zero_points(ep_, k_, p.zeros, op_of(p));
+    return why;
+  }
 
-    // Constness first: it is the reason that matters most to backends.
+  // Constness first: it is the reason that matters most to backends.
+  std::string check_constness(Node* n, Value* w, const Plan& p) const {
     for (auto [role, v] : {std::pair<const char*, Value*>{"quantized weight", p.q}, {"scales", p.scales},
-                           {"zero points", zeros}}) {
+                           {"zero points", p.zeros}}) {
       if (v && !k_.is_compile_time_constant(v)) return std::string(role) + " " + quoted(v) + " " + k_.explain(v);
     }
     size_t others = 0;
     for (const Use& u : w->uses()) {
       if (u.user != n && !dead_transpose(u.user)) ++others;
     }
-    if (dq->defined_values().size() != 1 || others != 0) {
+    if (p.dq->defined_values().size() != 1 || others != 0) {
       return "dequantize " + quoted(w) + " has " + std::to_string(others) +
              " other user(s); fusing would keep it and read the weight twice";
     }
+    return "";
+  }
 
-    // The quantization the fused op assumes.
+  static std::string range_text(const Node* dq, int64_t qmin, int64_t qmax) {
+    return "quant range is [" + arg_text(dq, "quant_min") + ", " + arg_text(dq, "quant_max") + "], not [" +
+           std::to_string(qmin) + ", " + std::to_string(qmax) + "]";
+  }
+
+  // quantized_decomposed: the range, dtype and axis the fused op assumes.
+  std::string check_decomposed(Plan& p) const {
+    const Node* dq = p.dq;
+    p.int4 = dq->target() == kDqGroup;
     const int64_t qmin = p.int4 ? -8 : -128, qmax = p.int4 ? 7 : 127;
     auto lo = int_arg(dq, "quant_min"), hi = int_arg(dq, "quant_max");
-    if (!lo || !hi || *lo != qmin || *hi != qmax) {
-      return "quant range is [" + arg_text(dq, "quant_min") + ", " + arg_text(dq, "quant_max") + "], not [" +
-             std::to_string(qmin) + ", " + std::to_string(qmax) + "]";
-    }
+    if (!lo || !hi || *lo != qmin || *hi != qmax) return range_text(dq, qmin, qmax);
     if (dtype_arg(dq, "dtype", std::nullopt) != DType::Int8) return "dtype is " + arg_text(dq, "dtype") + ", not int8";
     const char* out_name = p.int4 ? "output_dtype" : "out_dtype";
     if (dtype_arg(dq, out_name, DType::Float32) != DType::Float32) {
       return std::string(out_name) + " is " + arg_text(dq, out_name) + ", not float32";
     }
-    if (!p.int4) {
-      auto axis = int_arg(dq, "axis");
-      if (!axis || (*axis != 0 && *axis != -2)) return "axis is " + arg_text(dq, "axis") + ", not 0 (output channels)";
+    if (p.int4) {
+      auto g = int_arg(dq, "group_size");
+      if (!g || *g <= 1) return "group_size is " + arg_text(dq, "group_size");
+      auto K = static_dim(p.q, 1);
+      p.group_size = (K && *g > *K && static_dim(p.scales, rank(p.scales) - 1) == 1) ? *K : *g;
+      return "";
     }
+    auto axis = int_arg(dq, "axis");
+    if (!axis || (*axis != 0 && *axis != -2)) return "axis is " + arg_text(dq, "axis") + ", not 0 (output channels)";
+    return "";
+  }
 
-    // Shapes and dtypes.
+  // torchao's dequantize_affine: 4-bit values in int8, one group of g per
+  // block [1, g] of a row.
+  std::string check_affine(Plan& p) const {
+    const Node* dq = p.dq;
+    p.int4 = true;
+    auto lo = int_arg(dq, "quant_min"), hi = int_arg(dq, "quant_max");
+    if (!lo || !hi || *lo != -8 || *hi != 7) {
+      return range_text(dq, -8, 7) + " (int8 dequantize_affine weights are not fused; torchao's "
+             "Int8WeightOnlyConfig exports mm * scale, see fuse_int8_weight_only_matmul)";
+    }
+    if (dtype_arg(dq, "input_dtype", std::nullopt) != DType::Int8) {
+      return "input_dtype is " + arg_text(dq, "input_dtype") + ", not int8";
+    }
+    if (dtype_arg(dq, "output_dtype", DType::Float32) != DType::Float32) {
+      return "output_dtype is " + arg_text(dq, "output_dtype") + ", not float32";
+    }
+    auto block = int_list_arg(dq, "block_size");
+    if (!block || block->size() != 2 || (*block)[0] != 1 || (*block)[1] <= 1) {
+      return "block_size is " + arg_text(dq, "block_size") + ", not [1, group]";
+    }
+    p.group_size = (*block)[1];
+    return "";
+  }
+
+  std::string check_shapes(const Plan& p) const {
     const auto& qm = p.q->meta();
     const auto& sm = p.scales->meta();
     const auto& xm = p.x->meta();
     if (!qm || !sm || !xm) return "an operand has no metadata";
-    if (qm->dtype != DType::Int8 || rank(p.q) != 2)
-      return "quantized weight " + quoted(p.q) + " is not a 2-D int8 tensor";
+    if (qm->dtype != DType::Int8 || rank(p.q) != 2) return "quantized weight " + quoted(p.q) + " is not a 2-D int8 tensor";
     auto N = static_dim(p.q, 0), K = static_dim(p.q, 1);
     if (!N || !K) return "quantized weight " + quoted(p.q) + " has a symbolic shape";
     if (xm->dtype != DType::Float32) {
-      return "input " + quoted(p.x) + " is " + std::string(dtype_name(xm->dtype)) + "; " + op + " takes float32";
+      return "input " + quoted(p.x) + " is " + std::string(dtype_name(xm->dtype)) + "; " + op_of(p) + " takes float32";
     }
-    if (rank(p.x) != 2) {
-      return "input " + quoted(p.x) + " is " + std::to_string(rank(p.x)) + "-D; " + op + " takes a 2-D input";
+    if (!p.int4 && rank(p.x) != 2) {
+      return "input " + quoted(p.x) + " is " + std::to_string(rank(p.x)) + "-D; " + op_of(p) + " takes a 2-D input";
     }
+    if (rank(p.x) < 1 || static_dim(p.x, rank(p.x) - 1) != K) return "input " + quoted(p.x) + " does not end in K";
     if (sm->dtype != DType::Float32) return "scales " + quoted(p.scales) + " are not float32";
-    int64_t want_scales = *N;
-    if (p.int4) {
-      auto g = int_arg(dq, "group_size");
-      if (!g || *g <= 1) return "group_size is " + arg_text(dq, "group_size");
-      p.group_size = (*g > *K && static_dim(p.scales, rank(p.scales) - 1) == 1) ? *K : *g;
-      if (*K % p.group_size != 0) {
-        return "K = " + std::to_string(*K) + " is not a multiple of group_size " + std::to_string(p.group_size);
-      }
-      want_scales = *N * (*K / p.group_size);
+    if (p.int4 && *K % p.group_size != 0) {
+      return "K = " + std::to_string(*K) + " is not a multiple of group_size " + std::to_string(p.group_size);
     }
+    const int64_t want_scales = p.int4 ? *N * (*K / p.group_size) : *N;
     int64_t have = 1;
     for (size_t i = 0; i < rank(p.scales); ++i) {
       auto d = static_dim(p.scales, i);
@@ -257,26 +231,43 @@ class Matcher {
     if (p.bias && (rank(p.bias) != 1 || static_dim(p.bias, 0) != N)) {
       return "bias " + quoted(p.bias) + " is not 1-D [" + std::to_string(*N) + "]";
     }
-    (void)n;
-    return zeros ? check_zeros(zeros, op) : "";
-  }
-
-  // Symmetric only: every stored zero point must be 0.
-  std::string check_zeros(const Value* zeros, const std::string& op) const {
-    const InputSpec* spec = zeros->is_placeholder() ? k_.input_spec(zeros) : nullptr;
-    const Tensor* t = spec ? ep_.state_tensor(*spec) : nullptr;
-    if (!t) return "zero points " + quoted(zeros) + " are not a stored tensor, so they cannot be checked to be 0";
-    int64_t value = 0;
-    std::optional<int64_t> at = first_nonzero(*t, &value);
-    if (!at) return "";
-    if (*at < 0) return "zero points " + quoted(zeros) + " are " + std::string(dtype_name(t->dtype)) + ", not integers";
-    return "asymmetric weight: zero points " + quoted(zeros) + " are not all 0 (entry " + std::to_string(*at) +
-           " is " + std::to_string(value) + "); " + op + " has no zero point";
+    return "";
   }
 
   const ExportedProgram& ep_;
   const Constness& k_;
 };
+
+// Turns the linear into the fused matmul (+ add for a bias) in place and
+// erases the dequantize with whatever transposes of it nobody reads.
+Status rewrite(Rewriter& rw, Node* n, const Plan& p, std::unordered_set<const Node*>& erased) {
+  const std::string node = n->name();
+  std::vector<NamedArgument> mm_args;
+  mm_args.push_back(NamedArgument{"self", TensorRef{p.x}, ArgKind::Positional});
+  mm_args.push_back(NamedArgument{"mat2", TensorRef{p.q}, ArgKind::Positional});
+  mm_args.push_back(NamedArgument{"scales", TensorRef{p.scales}, ArgKind::Positional});
+  if (p.int4) mm_args.push_back(NamedArgument{"group_size", Argument(p.group_size), ArgKind::Positional});
+  const std::string target(p.int4 ? FuseWeightOnlyQuantizedLinear::kInt4GroupMm : FuseWeightOnlyQuantizedLinear::kInt8Mm);
+  if (p.bias) {
+    const TensorMeta meta = *n->output()->meta();
+    LATHE_ASSIGN_OR_RETURN(Value * mm, rw.create_call(target, std::move(mm_args), meta,
+                                                       node + (p.int4 ? "_int4_group_mm" : "_int8pack_mm"), n));
+    std::vector<NamedArgument> add_args;
+    add_args.push_back(NamedArgument{"self", TensorRef{mm}, ArgKind::Positional});
+    add_args.push_back(NamedArgument{"other", TensorRef{p.bias}, ArgKind::Positional});
+    LATHE_RETURN_IF_ERROR(rw.retarget(n, std::string(kAdd), std::move(add_args)));
+  } else {
+    LATHE_RETURN_IF_ERROR(rw.retarget(n, target, std::move(mm_args)));
+  }
+  std::vector<Node*> dead;
+  for (const Use& u : p.dq->output()->uses()) dead.push_back(u.user);
+  dead.push_back(p.dq);
+  for (Node* d : dead) {
+    erased.insert(d);
+    LATHE_RETURN_IF_ERROR(rw.erase_node(d));
+  }
+  return Status::Ok();
+}
 
 }  // namespace
 
@@ -300,34 +291,10 @@ Result<bool> FuseWeightOnlyQuantizedLinear::run(ExportedProgram& program, PassCo
       ctx.kept(node, head + "kept: " + p->refused);
       continue;
     }
-    std::vector<NamedArgument> mm_args;
-    mm_args.push_back(NamedArgument{"self", TensorRef{p->x}, ArgKind::Positional});
-    mm_args.push_back(NamedArgument{"mat2", TensorRef{p->q}, ArgKind::Positional});
-    mm_args.push_back(NamedArgument{"scales", TensorRef{p->scales}, ArgKind::Positional});
-    if (p->int4) mm_args.push_back(NamedArgument{"group_size", Argument(p->group_size), ArgKind::Positional});
-    const std::string target(p->int4 ? kInt4GroupMm : kInt8Mm);
-    const std::string op = p->int4 ? "lathe.weight_int4_group_mm" : "_weight_int8pack_mm";
-    if (p->bias) {
-      const TensorMeta meta = *n->output()->meta();
-      LATHE_ASSIGN_OR_RETURN(Value * mm, rw.create_call(target, std::move(mm_args), meta,
-                                                         node + (p->int4 ? "_int4_group_mm" : "_int8pack_mm"), n));
-      std::vector<NamedArgument> add_args;
-      add_args.push_back(NamedArgument{"self", TensorRef{mm}, ArgKind::Positional});
-      add_args.push_back(NamedArgument{"other", TensorRef{p->bias}, ArgKind::Positional});
-      LATHE_RETURN_IF_ERROR(rw.retarget(n, std::string(kAdd), std::move(add_args)));
-    } else {
-      LATHE_RETURN_IF_ERROR(rw.retarget(n, target, std::move(mm_args)));
-    }
-    std::vector<Node*> dead;
-    for (const Use& u : p->dq->output()->uses()) dead.push_back(u.user);
-    dead.push_back(p->dq);
-    for (Node* d : dead) {
-      erased.insert(d);
-      LATHE_RETURN_IF_ERROR(rw.erase_node(d));
-    }
+    LATHE_RETURN_IF_ERROR(rewrite(rw, n, *p, erased));
     changed = true;
     if (ctx.record_rewrites()) {
-      ctx.rewritten(node, head + "rewritten to " + op + (p->bias ? " + add" : "") + " (" +
+      ctx.rewritten(node, head + "rewritten to " + op_of(*p) + (p->bias ? " + add" : "") + " (" +
                               (p->int4 ? "4-bit groupwise weight " : "int8 weight ") + quoted(p->q) + " is " +
                               k.describe(p->q) + ")");
     }

@@ -5,6 +5,7 @@
 //   linear(x, dequantize_per_channel(q int8, scales, zeros == 0, axis 0, -128, 127, int8)[, b])
 //     -> _weight_int8pack_mm(x, q, scales)                    [+ add(., b)]
 //   linear(x, dequantize_per_channel_group(q int8, scales, zeros == 0, -8, 7, int8, g, float32)[, b])
+//   linear(x, torchao.dequantize_affine(q int8, [1, g], scale, zero_point == 0, int8, -8, 7)[, b])
 //     -> lathe.weight_int4_group_mm(x, q, scales, g)          [+ add(., b)]
 //
 // It runs after addmm_mm_to_linear (which accepts dequantized constant
@@ -23,13 +24,13 @@ class FuseWeightOnlyQuantizedLinear : public Pass {
   static constexpr std::string_view kName = "fuse_weight_only_quantized_linear";
   static constexpr std::string_view kInt8Mm = "torch.ops.aten._weight_int8pack_mm.default";
   // Lathe's groupwise op: (Tensor self, Tensor mat2, Tensor scales, int group_size) -> Tensor,
-  // see runtime/kernels/quantized.h.
+  // self [..., K] like linear's input; see runtime/kernels/quantized_linear.h.
   static constexpr std::string_view kInt4GroupMm = "torch.ops.lathe.weight_int4_group_mm.default";
 
   std::string_view name() const override { return kName; }
   std::string_view description() const override {
-    return "linear(x, dequantize(int8/int4 constant weight)) -> _weight_int8pack_mm / lathe.weight_int4_group_mm "
-           "(symmetric weights only)";
+    return "linear(x, dequantize(int8/int4 constant weight), incl. torchao's dequantize_affine) -> "
+           "_weight_int8pack_mm / lathe.weight_int4_group_mm (symmetric weights only)";
   }
   Result<bool> run(ExportedProgram& program, PassContext& ctx) override;
 };

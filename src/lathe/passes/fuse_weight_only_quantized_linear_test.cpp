@@ -111,7 +111,7 @@ TEST(FuseWeightOnlyQuantizedLinear, Int8WithBiasBecomesInt8PackMmPlusAdd) {
   EXPECT_EQ(add->output()->name(), "linear");
   const Node* mm = add->input("self")->tensor()->producer();
   ASSERT_NE(mm, nullptr);
-  EXPECT_EQ(mm->target(), FuseWeightOnlyQuantizedLinear::kInt8Mm);
+  EXPECT_EQ(mm->target(), "torch.ops.aten._weight_int8pack_mm.default");
   EXPECT_EQ(mm->input("self")->tensor(), x);
   EXPECT_EQ(mm->input("mat2")->tensor(), w.q);
   EXPECT_EQ(mm->input("scales")->tensor(), w.scales);
@@ -129,7 +129,7 @@ TEST(FuseWeightOnlyQuantizedLinear, Int8WithoutBiasOrZeroPointsIsTheMatmulItself
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_EQ(lines[0].rfind("linear 'linear' rewritten to _weight_int8pack_mm (", 0), 0u) << lines[0];
   const Node* mm = producer_of_output(ep);
-  EXPECT_EQ(mm->target(), FuseWeightOnlyQuantizedLinear::kInt8Mm);
+  EXPECT_EQ(mm->target(), "torch.ops.aten._weight_int8pack_mm.default");
   EXPECT_EQ(mm->output()->name(), "linear");
   EXPECT_EQ(ep.graph().node_count(), 1u);
 }
@@ -150,10 +150,51 @@ TEST(FuseWeightOnlyQuantizedLinear, Int4GroupwiseBecomesTheLatheGroupOp) {
   EXPECT_EQ(lines[0].rfind("linear 'linear' rewritten to lathe.weight_int4_group_mm + add (4-bit groupwise weight", 0), 0u)
       << lines[0];
   const Node* mm = producer_of_output(ep)->input("self")->tensor()->producer();
-  EXPECT_EQ(mm->target(), FuseWeightOnlyQuantizedLinear::kInt4GroupMm);
+  EXPECT_EQ(mm->target(), "torch.ops.lathe.weight_int4_group_mm.default");
   ASSERT_NE(mm->input("group_size"), nullptr);
   EXPECT_EQ(mm->input("group_size")->as<int64_t>(), 4);
   EXPECT_EQ(op_counts(ep.graph())["dequantize_per_channel_group"], 0);
+}
+
+// torchao's IntxWeightOnlyConfig(int4, PerGroup(g)) export: dequantize_affine
+// of 4-bit values in int8 with block [1, g], then linear on a 3-D input.
+Value* dq_affine(GraphBuilder& b, const Quantized& w, int64_t group, int64_t qmin = -8, int64_t qmax = 7) {
+  return b.call("torchao.dequantize_affine.default",
+                {{"input", w.q}, {"block_size", IntList{{1, group}}}, {"scale", w.scales},
+                 {"zero_point", w.zeros ? Argument(TensorRef{w.zeros}) : Argument()},
+                 {"input_dtype", ScalarTypeArg{DType::Int8}}, {"quant_min", qmin}, {"quant_max", qmax}},
+                {N, K});
+}
+
+Quantized affine_buffers(GraphBuilder& b, int64_t group) {
+  Quantized w;
+  w.q = b.buffer("fc.q", {N, K}, true, DType::Int8);
+  w.scales = b.buffer("fc.scale", {N, K / group});
+  w.zeros = b.buffer("fc.zero_point", {N, K / group}, true, DType::Int8);
+  zero_state(b.program(), "fc.zero_point", DType::Int8, {N, K / group});
+  return w;
+}
+
+TEST(FuseWeightOnlyQuantizedLinear, TorchaoInt4DequantizeAffineOnA3DInputIsFused) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* bias = b.parameter("fc.bias", {N});
+  Quantized w = affine_buffers(b, 4);
+  Value* x = b.user_input("x", {2, M, K});
+  b.user_output(b.call("aten.linear.default", {{"input", x}, {"weight", dq_affine(b, w, 4)}, {"bias", bias}},
+                       {2, M, N}, DType::Float32, "linear"));
+  auto lines = run(ep);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].rfind("linear 'linear' rewritten to lathe.weight_int4_group_mm + add (4-bit groupwise weight", 0),
+            0u)
+      << lines[0];
+  const Node* mm = producer_of_output(ep)->input("self")->tensor()->producer();
+  EXPECT_EQ(mm->target(), FuseWeightOnlyQuantizedLinear::kInt4GroupMm);
+  EXPECT_EQ(mm->input("self")->tensor(), x);
+  EXPECT_EQ(mm->input("scales")->tensor(), w.scales);
+  EXPECT_EQ(mm->input("group_size")->as<int64_t>(), 4);
+  EXPECT_EQ(op_counts(ep.graph())["dequantize_affine"], 0);
+  EXPECT_TRUE(verify(ep, "forward").ok());
 }
 
 // The real pipeline: export gives addmm(b, x, t(dq(...))); addmm_mm_to_linear
@@ -168,8 +209,9 @@ TEST(FuseWeightOnlyQuantizedLinear, AfterAddmmMmToLinearEveryLinearIsFused) {
   Value* dq = dq_channel(b, w);
   Value* t = b.call("aten.t.default", {{"self", dq}}, {K, N});
   Value* a = b.call("aten.addmm.default", {{"self", bias}, {"mat1", x}, {"mat2", t}}, {M, N});
-  Value* r = b.call("aten.relu.default", {{"self", a}}, {M, N});
+  Value* r = b.call("aten.relu.default", {{"self", x}}, {M, K});
   Value* t2 = b.call("aten.t.default", {{"self", dq_channel(b, w)}}, {K, N});
+  b.user_output(a);
   b.user_output(b.call("aten.mm.default", {{"self", r}, {"mat2", t2}}, {M, N}));
   auto lines = run(ep, /*linear_first=*/true);
   EXPECT_EQ(lines.size(), 2u);
@@ -267,6 +309,17 @@ TEST(FuseWeightOnlyQuantizedLinear, ThreeDimensionalInputIsKept_NEG) {
   Value* x = b.user_input("x", {1, M, K});
   b.user_output(b.call("aten.linear.default", {{"input", x}, {"weight", dq_channel(b, w)}}, {1, M, N}));
   EXPECT_EQ(only_line(ep), "linear 'linear' kept: input 'x' is 3-D; _weight_int8pack_mm takes a 2-D input");
+}
+
+TEST(FuseWeightOnlyQuantizedLinear, Int8DequantizeAffineIsKept_NEG) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Quantized w = affine_buffers(b, K);
+  Value* x = b.user_input("x", {M, K});
+  b.user_output(linear(b, x, dq_affine(b, w, K, -128, 127), nullptr));
+  EXPECT_EQ(only_line(ep),
+            "linear 'linear' kept: quant range is [-128, 127], not [-8, 7] (int8 dequantize_affine weights are not "
+            "fused; torchao's Int8WeightOnlyConfig exports mm * scale, see fuse_int8_weight_only_matmul)");
 }
 
 TEST(FuseWeightOnlyQuantizedLinear, PlainFloatLinearIsNotACandidate) {

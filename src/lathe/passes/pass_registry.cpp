@@ -4,6 +4,8 @@
 #include "lathe/passes/common_subexpression_elimination.h"
 #include "lathe/passes/constant_propagation.h"
 #include "lathe/passes/decompose.h"
+#include "lathe/passes/fuse_dynamic_int8_linear.h"
+#include "lathe/passes/fuse_int8_weight_only_matmul.h"
 #include "lathe/passes/fuse_weight_only_quantized_linear.h"
 #include "lathe/passes/pass_manager.h"
 #include "lathe/passes/remove_dead_code.h"
@@ -60,6 +62,8 @@ const PassRegistry& builtin_passes() {
     (void)r.add([] { return std::make_unique<RemoveRedundantViews>(); });
     (void)r.add([] { return std::make_unique<CommonSubexpressionElimination>(); });
     (void)r.add([] { return std::make_unique<FuseWeightOnlyQuantizedLinear>(); });
+    (void)r.add([] { return std::make_unique<FuseInt8WeightOnlyMatmul>(); });
+    (void)r.add([] { return std::make_unique<FuseDynamicInt8Linear>(); });
     return r;
   }();
   return registry;

@@ -21,27 +21,14 @@
 // Nodes are visited last to first, so a dead chain goes in one sweep.
 #include "lathe/passes/remove_dead_code.h"
 
-#include <algorithm>
-#include <iterator>
 #include <unordered_map>
 
+#include "lathe/ir/op_catalogue.h"
 #include "lathe/ir/rewriter.h"
 
 namespace lathe {
 
 namespace {
-
-// aten ops whose whole purpose is an effect, or that consume randomness.
-constexpr std::string_view kEffectfulAten[] = {
-    "_assert_async", "_assert_scalar", "_assert_tensor_metadata", "_print", "sym_constrain_range",
-    "sym_constrain_range_for_size", "_functional_assert_async", "_functional_assert_scalar",
-    "_functional_sym_constrain_range", "_functional_sym_constrain_range_for_size", "_make_dep_token",
-    "record_stream", "set", "resize", "_resize_output",
-    // randomness
-    "rand", "rand_like", "randn", "randn_like", "randint", "randint_like", "randperm", "bernoulli", "normal",
-    "poisson", "multinomial", "binomial", "uniform", "exponential", "geometric", "cauchy", "log_normal", "random",
-    "dropout", "native_dropout", "feature_dropout", "alpha_dropout", "feature_alpha_dropout", "_fused_dropout",
-    "rrelu", "rrelu_with_noise", "_standard_gamma", "_sample_dirichlet", "_dirichlet_grad", "seed", "manual_seed"};
 
 bool has_uses(const Node* n) {
   bool any_value = false;
@@ -65,26 +52,6 @@ bool has_uses(const Node* n) {
 
 }  // namespace
 
-bool RemoveDeadCode::is_removable_op(std::string_view target) {
-  constexpr std::string_view kPrefix = "torch.ops.";
-  if (target.substr(0, kPrefix.size()) != kPrefix) return false;  // Python operators, builtins: unknown
-  target.remove_prefix(kPrefix.size());
-  // namespace.name.overload
-  size_t dot1 = target.find('.');
-  if (dot1 == std::string_view::npos) return false;
-  std::string_view ns = target.substr(0, dot1);
-  std::string_view rest = target.substr(dot1 + 1);
-  size_t dot2 = rest.find('.');
-  std::string_view name = rest.substr(0, dot2);
-  std::string_view overload = dot2 == std::string_view::npos ? std::string_view() : rest.substr(dot2 + 1);
-  if (ns != "aten" && ns != "quantized_decomposed") return false;
-  if (name.empty() || name.back() == '_') return false;  // in place
-  if (overload == "out" || (overload.size() > 4 && overload.substr(overload.size() - 4) == "_out")) return false;
-  if (ns == "aten" && std::find(std::begin(kEffectfulAten), std::end(kEffectfulAten), name) != std::end(kEffectfulAten))
-    return false;
-  return true;
-}
-
 Result<bool> RemoveDeadCode::run(ExportedProgram& program, PassContext& ctx) {
   return run_on_graph(program.graph(), ctx);
 }
@@ -97,7 +64,7 @@ Result<bool> RemoveDeadCode::run_on_graph(Graph& graph, PassContext& ctx) {
   std::unordered_map<OpTarget, bool> removable;
   auto is_removable = [&](OpTarget op) {
     auto [it, fresh] = removable.try_emplace(op, false);
-    if (fresh) it->second = is_removable_op(op.str());
+    if (fresh) it->second = ops::is_effect_free(op.str());
     return it->second;
   };
   // Last to first; only the current node is ever erased, so its

@@ -18,11 +18,8 @@ class RemoveDeadCode : public Pass {
     return "drop unused pure nodes (inputs, mutation outputs and side-effecting ops are kept)";
   }
   Result<bool> run(ExportedProgram& program, PassContext& ctx) override;
+  // Drops only ops ops::is_effect_free() vouches for (ir/op_catalogue.h).
   Result<bool> run_on_graph(Graph& graph, PassContext& ctx);
-
-  // Whether a node with this target may be dropped when its values are
-  // unused: known-pure aten and quantized_decomposed ops only.
-  static bool is_removable_op(std::string_view target);
 };
 
 }  // namespace lathe

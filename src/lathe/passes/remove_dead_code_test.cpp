@@ -63,25 +63,5 @@ TEST(RemoveDeadCodeTest, KeepsMutationOutputsAndSideEffects_NEG) {
   EXPECT_EQ(print_program(ep), before);
 }
 
-TEST(RemoveDeadCodeTest, WhatCountsAsRemovable) {
-  EXPECT_TRUE(RemoveDeadCode::is_removable_op("torch.ops.aten.t.default"));
-  EXPECT_TRUE(RemoveDeadCode::is_removable_op("torch.ops.aten.permute_copy.default"));
-  EXPECT_TRUE(RemoveDeadCode::is_removable_op("torch.ops.aten.sym_size.int"));
-  EXPECT_TRUE(RemoveDeadCode::is_removable_op("torch.ops.quantized_decomposed.quantize_per_tensor.default"));
-  EXPECT_FALSE(RemoveDeadCode::is_removable_op("torch.ops.aten.copy_.default"));
-  EXPECT_FALSE(RemoveDeadCode::is_removable_op("torch.ops.aten.add_.Tensor"));
-  EXPECT_FALSE(RemoveDeadCode::is_removable_op("torch.ops.aten.mm.out"));
-  EXPECT_FALSE(RemoveDeadCode::is_removable_op("torch.ops.aten.max.dim_max_out"));
-  EXPECT_FALSE(RemoveDeadCode::is_removable_op("torch.ops.aten._assert_async.msg"));
-  EXPECT_FALSE(RemoveDeadCode::is_removable_op("torch.ops.aten._assert_scalar.default"));
-  EXPECT_FALSE(RemoveDeadCode::is_removable_op("torch.ops.aten.sym_constrain_range.default"));
-  EXPECT_FALSE(RemoveDeadCode::is_removable_op("torch.ops.aten._print.default"));
-  EXPECT_FALSE(RemoveDeadCode::is_removable_op("torch.ops.aten.rand.default"));
-  EXPECT_FALSE(RemoveDeadCode::is_removable_op("torch.ops.higher_order.cond"));
-  EXPECT_FALSE(RemoveDeadCode::is_removable_op("torch.ops.my_ops.custom.default"));
-  EXPECT_FALSE(RemoveDeadCode::is_removable_op("_operator.getitem"));
-  EXPECT_FALSE(RemoveDeadCode::is_removable_op("builtins.print"));
-}
-
 }  // namespace
 }  // namespace lathe

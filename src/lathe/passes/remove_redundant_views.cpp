@@ -29,101 +29,22 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "lathe/ir/literal_args.h"
+#include "lathe/ir/op_catalogue.h"
 #include "lathe/ir/printer.h"
 #include "lathe/ir/rewriter.h"
 
 namespace lathe {
 
-std::string_view aten_op_name(std::string_view target) {
-  constexpr std::string_view kPrefix = "torch.ops.aten.";
-  if (target.substr(0, kPrefix.size()) != kPrefix) return {};
-  target.remove_prefix(kPrefix.size());
-  return target.substr(0, target.find('.'));
-}
-
-bool is_layout_only_op(std::string_view target) {
-  static const std::unordered_set<std::string_view> kOps = {
-      "view", "_unsafe_view", "reshape", "_reshape_alias", "t", "permute", "transpose", "expand", "squeeze",
-      "unsqueeze", "slice", "select", "narrow", "alias", "detach", "as_strided", "flatten", "unflatten", "split",
-      "split_with_sizes", "unbind", "chunk", "clone", "contiguous", "lift_fresh_copy"};
-  std::string_view name = aten_op_name(target);
-  if (name.empty()) return false;
-  constexpr std::string_view kCopy = "_copy";
-  if (name.size() > kCopy.size() && name.substr(name.size() - kCopy.size()) == kCopy && name != "lift_fresh_copy")
-    name.remove_suffix(kCopy.size());
-  return kOps.count(name) != 0;
-}
-
 namespace {
 
-Value* self_of(const Node* n) {
-  const Argument* a = n->input("self");
-  return a ? a->tensor() : nullptr;
-}
-
-std::optional<size_t> rank_of(const Value* v) {
-  if (!v || !v->meta()) return std::nullopt;
-  return v->meta()->sizes.size();
-}
-
-std::optional<int64_t> int_input(const Node* n, std::string_view name) {
-  const Argument* a = n->input(name);
-  if (!a) return std::nullopt;
-  if (const auto* i = a->get_if<int64_t>()) return *i;
-  if (const auto* s = a->get_if<SymIntArg>(); s && !s->is_value()) return s->literal();
-  return std::nullopt;
-}
-
-std::optional<int64_t> normalise_dim(int64_t d, size_t rank) {
-  int64_t r = static_cast<int64_t>(rank);
-  if (d < 0) d += r;
-  if (d < 0 || d >= std::max<int64_t>(r, 1)) return std::nullopt;
-  return d;
-}
+Value* self_of(const Node* n) { return tensor_input(*n, ops::arg::self); }
 
 bool is_identity(const std::vector<int64_t>& p) {
   for (size_t i = 0; i < p.size(); ++i)
     if (p[i] != static_cast<int64_t>(i)) return false;
   return true;
 }
-
-}  // namespace
-
-std::optional<std::vector<int64_t>> permutation_of(const Node* n) {
-  std::string_view op = aten_op_name(n->target());
-  auto rank = rank_of(self_of(n));
-  if (!rank) return std::nullopt;
-  std::vector<int64_t> p(*rank);
-  for (size_t i = 0; i < p.size(); ++i) p[i] = static_cast<int64_t>(i);
-  if (op == "t" || op == "t_copy") {
-    if (*rank == 2) std::swap(p[0], p[1]);
-    return *rank <= 2 ? std::optional(p) : std::nullopt;
-  }
-  if (op == "transpose" || op == "transpose_copy") {
-    auto d0 = int_input(n, "dim0"), d1 = int_input(n, "dim1");
-    if (!d0 || !d1) return std::nullopt;
-    auto a = normalise_dim(*d0, *rank), b = normalise_dim(*d1, *rank);
-    if (!a || !b || p.empty()) return std::nullopt;
-    std::swap(p[*a], p[*b]);
-    return p;
-  }
-  if (op == "permute" || op == "permute_copy") {
-    const Argument* a = n->input("dims");
-    const IntList* dims = a ? a->get_if<IntList>() : nullptr;
-    if (!dims || dims->items.size() != *rank) return std::nullopt;
-    std::vector<bool> seen(*rank, false);
-    for (size_t i = 0; i < *rank; ++i) {
-      auto d = normalise_dim(dims->items[i], *rank);
-      if (!d || seen[*d]) return std::nullopt;
-      seen[*d] = true;
-      p[i] = *d;
-    }
-    return p;
-  }
-  return std::nullopt;
-}
-
-namespace {
 
 class ViewCleaner {
  public:
@@ -146,17 +67,17 @@ class ViewCleaner {
  private:
   Status visit(Node* n) {
     // Copies: retarget() replaces the node's target string.
-    const std::string op(aten_op_name(n->target()));
+    const std::string op(ops::aten_op_name(n->target()));
     Value* in = self_of(n);
     Value* out = n->output();
     if (!in || !out || !out->meta() || !in->meta()) return Status::Ok();
     bool viewish = op == "view" || op == "_unsafe_view" || op == "reshape" || op == "alias";
     if (viewish && same_shape(in, out)) return forward(n, in, op == "alias" ? "an alias" : "a " + op + " to the same shape");
-    if (auto p = permutation_of(n)) {
+    if (auto p = ops::permutation_of(*n)) {
       if (is_identity(*p)) return forward(n, in, "an identity permutation");
       Node* inner = in->producer();
       if (inner) {
-        if (auto q = permutation_of(inner)) {
+        if (auto q = ops::permutation_of(*inner)) {
           // out dim j = in dim p[j] = base dim q[p[j]].
           std::vector<int64_t> composed(p->size());
           bool ok = q->size() == p->size();
@@ -168,7 +89,7 @@ class ViewCleaner {
     }
     Node* inner = in->producer();
     if (!inner) return Status::Ok();
-    const std::string inner_op(aten_op_name(inner->target()));
+    const std::string inner_op(ops::aten_op_name(inner->target()));
     bool inner_view = inner_op == "view" || inner_op == "_unsafe_view";
     bool collapse = ((op == "view" || op == "_unsafe_view") && inner_view) ||
                     (op == "reshape" && (inner_view || inner_op == "reshape"));
@@ -215,7 +136,7 @@ class ViewCleaner {
   }
 
   Status erase_if_dead(Node* n) {
-    if (!n || erased_.count(n) || !is_layout_only_op(n->target())) return Status::Ok();
+    if (!n || erased_.count(n) || !ops::is_layout_only(n->target())) return Status::Ok();
     for (const Value* v : n->defined_values())
       if (v->has_uses()) return Status::Ok();
     erased_.insert(n);

@@ -3,10 +3,7 @@
 // See the .cpp for the rules.
 #pragma once
 
-#include <cstdint>
-#include <optional>
 #include <string_view>
-#include <vector>
 
 #include "lathe/passes/pass.h"
 
@@ -22,18 +19,5 @@ class RemoveRedundantViews : public Pass {
   }
   Result<bool> run(ExportedProgram& program, PassContext& ctx) override;
 };
-
-// aten ops that only change how existing elements are addressed (views,
-// reshapes, transposes, expand, slices, clones and their _copy forms): no
-// arithmetic. constant_propagation leaves them at the edge of a folded region.
-bool is_layout_only_op(std::string_view target);
-
-// "torch.ops.aten.view.default" -> "view"; "" outside the aten namespace.
-std::string_view aten_op_name(std::string_view target);
-
-// The dims a permuting node applies to its input, for t / t_copy, permute /
-// permute_copy and transpose.int / transpose_copy.int (normalised to
-// 0..rank-1), or nullopt if `n` is not one or its rank is unknown.
-std::optional<std::vector<int64_t>> permutation_of(const Node* n);
 
 }  // namespace lathe

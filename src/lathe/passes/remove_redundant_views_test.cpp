@@ -107,28 +107,5 @@ TEST(RemoveRedundantViewsTest, NeverReturnsAnInputItselfNorTouchesMutationOutput
                       }));
 }
 
-TEST(RemoveRedundantViewsTest, WhatCountsAsAPermutation) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
-  Value* x = b.user_input("x", {2, 3, 4});
-  b.call("aten.transpose.int", {{"self", x}, {"dim0", int64_t{-1}}, {"dim1", int64_t{1}}}, {2, 4, 3});
-  Node* tr = b.last_node();
-  permute(b, x, {-1, 0, 1});
-  Node* pm = b.last_node();
-  b.call("aten.permute.default", {{"self", x}, {"dims", IntList{{0, 0, 1}}}}, {2, 2, 3});
-  Node* bad = b.last_node();
-  b.call("aten.relu.default", {{"self", x}}, {2, 3, 4});
-  Node* relu = b.last_node();
-  EXPECT_EQ(permutation_of(tr), (std::vector<int64_t>{0, 2, 1}));
-  EXPECT_EQ(permutation_of(pm), (std::vector<int64_t>{2, 0, 1}));
-  EXPECT_EQ(permutation_of(bad), std::nullopt);
-  EXPECT_EQ(permutation_of(relu), std::nullopt);
-  EXPECT_TRUE(is_layout_only_op("torch.ops.aten.permute_copy.default"));
-  EXPECT_TRUE(is_layout_only_op("torch.ops.aten.expand.default"));
-  EXPECT_FALSE(is_layout_only_op("torch.ops.aten.mm.default"));
-  EXPECT_FALSE(is_layout_only_op("torch.ops.aten.index_copy.default"));
-  EXPECT_FALSE(is_layout_only_op("my_ops.view.default"));
-}
-
 }  // namespace
 }  // namespace lathe

@@ -3,6 +3,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "lathe/ir/op_catalogue.h"
 #include "lathe/runtime/graph_plan.h"
 #include "lathe/runtime/kernel_call.h"
 #include "lathe/runtime/kernels/util.h"
@@ -11,7 +12,6 @@ namespace lathe {
 
 namespace {
 
-constexpr std::string_view kAutoFunctionalizedV2 = "higher_order.auto_functionalized_v2";
 
 // How a mutated argument views its base (read_view_information_from_args
 // in torch/_higher_order_ops/auto_functionalize.py).
@@ -235,7 +235,9 @@ Status read_arguments(const Node& n, AutoFunctionalizedHandle& h) {
 
 }  // namespace
 
-bool is_auto_functionalized(const Node& n) { return n.op_name() == kAutoFunctionalizedV2; }
+bool is_auto_functionalized(const Node& n) {
+  return ops::same_op(n.op_target(), ops::higher_order::auto_functionalized_v2);
+}
 
 std::string wrapped_op(const Node& n) {
   if (!is_auto_functionalized(n) || n.inputs().empty()) return "";

@@ -1,5 +1,6 @@
 #include "lathe/runtime/control_flow.h"
 
+#include "lathe/ir/op_catalogue.h"
 #include "lathe/runtime/auto_functionalized.h"
 #include "lathe/runtime/graph_plan.h"
 #include "lathe/runtime/kernel_call.h"
@@ -8,9 +9,6 @@
 namespace lathe {
 
 namespace {
-
-constexpr std::string_view kCond = "higher_order.cond";
-constexpr std::string_view kWhileLoop = "higher_order.while_loop";
 
 // Argument `index` of a higher-order node as a subgraph, planned.
 Result<std::unique_ptr<GraphPlan>> plan_subgraph(const Node& n, size_t index, const GraphPlanOptions& options) {
@@ -133,25 +131,22 @@ Result<std::shared_ptr<DelegateHandle>> plan_while_loop(const Node& n, const Gra
 }  // namespace
 
 bool is_control_flow(const Node& n) {
-  const std::string op = n.op_name();
-  return op == kCond || op == kWhileLoop;
+  return ops::same_op(n.op_target(), ops::higher_order::cond) || ops::same_op(n.op_target(), ops::higher_order::while_loop);
 }
 
 Result<std::shared_ptr<DelegateHandle>> plan_control_flow(const Node& n, const GraphPlanOptions& options) {
-  if (n.op_name() == kCond) return plan_cond(n, options);
-  if (n.op_name() == kWhileLoop) return plan_while_loop(n, options);
+  if (ops::same_op(n.op_target(), ops::higher_order::cond)) return plan_cond(n, options);
+  if (ops::same_op(n.op_target(), ops::higher_order::while_loop)) return plan_while_loop(n, options);
   if (is_auto_functionalized(n)) return plan_auto_functionalized(n, *options.kernels);
   return make_error("not a control-flow op");
 }
 
 std::string describe_op(const Node& n) {
   const std::string op = n.op_name();
-  if (!op.starts_with("higher_order.auto_functionalized") || n.inputs().empty()) return op;
+  if (!op.starts_with(ops::higher_order::kAutoFunctionalizedPrefix) || n.inputs().empty()) return op;
   const auto* wrapped = n.inputs()[0].arg.get_if<OperatorArg>();
   if (!wrapped) return op;
-  std::string name = wrapped->name;
-  if (name.starts_with("torch.ops.")) name = name.substr(10);
-  return op + " of custom op " + name;
+  return op + " of custom op " + std::string(ops::strip_torch_ops(wrapped->name));
 }
 
 namespace {
@@ -161,7 +156,9 @@ Status planned_not_called(KernelCall& call) {
 }  // namespace
 
 void register_control_flow_entries(KernelRegistry& r) {
-  for (std::string_view op : {kCond, kWhileLoop}) r.set(std::string(op), {planned_not_called, OutputAlias::MaybeView});
+  for (OpTarget op : {ops::higher_order::cond, ops::higher_order::while_loop}) {
+    r.set(op.str(), {planned_not_called, OutputAlias::MaybeView});
+  }
 }
 
 }  // namespace lathe

@@ -1,9 +1,11 @@
 #include "lathe/runtime/delegate.h"
 
+#include "lathe/ir/op_catalogue.h"
+
 namespace lathe {
 
 std::string_view delegate_backend_name(std::string_view target) {
-  if (target.starts_with("torch.ops.")) target.remove_prefix(10);
+  target = ops::strip_torch_ops(target);
   if (!target.starts_with(kDelegateTargetPrefix)) return {};
   return target.substr(kDelegateTargetPrefix.size());
 }

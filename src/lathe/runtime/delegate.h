@@ -28,11 +28,12 @@
 #include "lathe/core/result.h"
 #include "lathe/core/tensor.h"
 #include "lathe/ir/exported_program.h"
+#include "lathe/ir/op_catalogue.h"
 #include "lathe/runtime/kernel_call.h"
 
 namespace lathe {
 
-inline constexpr std::string_view kDelegateTargetPrefix = "lathe.delegate.";
+inline constexpr std::string_view kDelegateTargetPrefix = ops::lathe_ops::kDelegatePrefix;
 
 // "xnnpack" for "lathe.delegate.xnnpack" (with or without "torch.ops."), else "".
 std::string_view delegate_backend_name(std::string_view target);

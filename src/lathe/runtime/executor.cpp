@@ -1,5 +1,7 @@
 #include "lathe/runtime/executor.h"
 
+#include <set>
+
 #include "lathe/runtime/kernels/util.h"
 
 namespace lathe {
@@ -8,6 +10,15 @@ namespace {
 
 bool is_mutation(OutputKind k) {
   return k == OutputKind::BufferMutation || k == OutputKind::ParameterMutation || k == OutputKind::UserInputMutation;
+}
+
+// Targets of the buffers and parameters the program writes back.
+std::set<std::string> mutated_state(const ExportedProgram& ep) {
+  std::set<std::string> out;
+  for (const OutputSpec& o : ep.output_specs) {
+    if (o.kind == OutputKind::BufferMutation || o.kind == OutputKind::ParameterMutation) out.insert(o.target);
+  }
+  return out;
 }
 
 const Value* first_value(const Argument& a) {
@@ -40,6 +51,7 @@ struct Executor::Impl {
   Status bind_outputs(const ExportedProgram& ep);
   Status plan(const ExportedProgram& ep, const ExecutorOptions& options);
   Result<std::shared_ptr<DelegateHandle>> init_delegate(const DelegateRuntime& rt, const Node& n) const;
+  const Tensor* constant_of(const Value* v, const std::set<std::string>& mutated) const;
   Result<std::vector<EValue>> run(const std::vector<EValue>& args);
   Status write_back(const std::vector<EValue>& args, std::vector<EValue>& outputs);
 };
@@ -105,6 +117,7 @@ Status Executor::Impl::plan(const ExportedProgram& ep, const ExecutorOptions& op
   go.delegates = options.delegates;
   go.plan_memory = options.plan_memory;
   go.init_delegate = [this](const DelegateRuntime& rt, const Node& n) { return init_delegate(rt, n); };
+  go.constant_of = [this, mutated = mutated_state(ep)](const Value* v) { return constant_of(v, mutated); };
   LATHE_ASSIGN_OR_RETURN(graph, GraphPlan::create(g, go, escapes));
   return Status::Ok();
 }
@@ -131,6 +144,19 @@ Result<std::shared_ptr<DelegateHandle>> Executor::Impl::init_delegate(const Dele
   }
   LATHE_ASSIGN_OR_RETURN(std::unique_ptr<DelegateHandle> h, rt.init(args));
   return std::shared_ptr<DelegateHandle>(std::move(h));
+}
+
+// A top-graph placeholder bound to program state that no call changes: what
+// a kernel may repack once at plan time (PreparedState).
+const Tensor* Executor::Impl::constant_of(const Value* v, const std::set<std::string>& mutated) const {
+  if (!v || !v->is_placeholder() || v->graph() != &program->graph()) return nullptr;
+  const int k = program->input_index(v);
+  if (k < 0) return nullptr;
+  const InputSpec& spec = program->input_specs[k];
+  const bool state = spec.kind == InputKind::Parameter || spec.kind == InputKind::Buffer ||
+                     spec.kind == InputKind::TensorConstant;
+  if (!state || mutated.count(spec.target)) return nullptr;
+  return program->state_tensor(spec);
 }
 
 Result<std::vector<EValue>> Executor::Impl::run(const std::vector<EValue>& args) {

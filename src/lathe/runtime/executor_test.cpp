@@ -341,6 +341,30 @@ TEST(Executor, CopyInPlaceWritesItsDestination) {
   EXPECT_EQ((*out)[0].storage, d.storage);
 }
 
+// add_ as torchao's quantized linears use it: the bias added in place to
+// an intermediate (transposed here, so the write goes through strides),
+// alpha applied, and the inputs untouched. Hand-checked values.
+TEST(Executor, AddInPlaceWritesThroughTheIntermediate) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* x = b.user_input("x", {2, 3});
+  Value* bias = b.user_input("bias", {2});
+  Value* t = b.call("aten.permute.default", {{"self", b.call("aten.mul.Scalar", {{"self", x}, {"other", 2.0}}, {2, 3})},
+                                             {"dims", IntList{{1, 0}}}},
+                    {3, 2});
+  Value* a = b.call("aten.add_.Tensor", {{"self", t}, {"other", bias}, {"alpha", 10.0}}, {3, 2});
+  b.user_output(b.call("aten.add_.Scalar", {{"self", a}, {"other", 0.5}}, {3, 2}));
+  auto ex = Executor::create(ep);
+  ASSERT_TRUE(ex.ok()) << ex.error().message();
+  const Tensor xin = make({2, 3}, {1, 2, 3, 4, 5, 6}), bin = make({2}, {1, -1});
+  auto out = (*ex)->run(std::vector<Tensor>{xin, bin});
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  // 2 * x^T = [[2, 8], [4, 10], [6, 12]]; + 10 * [1, -1]; + 0.5
+  EXPECT_EQ(values(kernels::contiguous_copy((*out)[0])), (std::vector<float>{12.5f, -1.5f, 14.5f, 0.5f, 16.5f, 2.5f}));
+  EXPECT_EQ(values(xin), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(values(bin), (std::vector<float>{1, -1}));
+}
+
 TEST(Executor, ConcurrentExecutorsOverOneProgram) {
   ExportedProgram ep;
   GraphBuilder b(ep);

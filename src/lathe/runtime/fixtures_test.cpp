@@ -1,6 +1,7 @@
 // Every committed fixture (and every architecture in
-// fixtures/architectures) runs on the portable runtime and matches
-// PyTorch's stored eager outputs, call after call (state carried).
+// fixtures/architectures, every quantized model in fixtures/quantized) runs
+// on the portable runtime and matches PyTorch's stored eager outputs, call
+// after call (state carried).
 //
 // Tolerance: error relative to each output's scale (see compare.h),
 // rtol 1e-5 for every fixture; no model needs a looser bound. The largest
@@ -28,10 +29,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// fixtures/*.pt2 and the 13 common architectures (fixtures/architectures).
+// fixtures/*.pt2, the 13 common architectures (fixtures/architectures) and
+// the torchao-quantized encoder and decoder (fixtures/quantized), run as
+// exported (unfused; src/lathe/cli/quantized_fixtures_test.cpp runs them fused).
 std::vector<std::string> fixture_archives() {
   std::vector<std::string> out;
-  for (const char* dir : {"fixtures", "fixtures/architectures"}) {
+  for (const char* dir : {"fixtures", "fixtures/architectures", "fixtures/quantized"}) {
     for (const auto& e : fs::directory_iterator(testing::source_path(dir))) {
       if (e.path().extension() == ".pt2") out.push_back(e.path().string());
     }
@@ -40,9 +43,15 @@ std::vector<std::string> fixture_archives() {
   return out;
 }
 
-// Per-fixture tolerance, relative to the output's max |ref|.
+// Per-fixture tolerance, relative to the output's max |ref|. The dyn8
+// fixtures quantize activations to int8 at run time: a last-bit difference
+// upstream (Lathe's layer norm or attention against PyTorch's) now and then
+// moves an activation across a rounding boundary, which shifts an output by
+// about one quantization step of that activation. PyTorch's own decomposed
+// decoder_lm_dyn8 differs from its eager module by up to 4e-3 of the
+// output's scale for the same reason (tools/export_quantized_fixtures.py).
 double fixture_rtol(const std::string& stem) {
-  static const std::map<std::string, double> kLooser = {};  // none needed so far
+  static const std::map<std::string, double> kLooser = {{"transformer_encoder_dyn8", 1e-2}, {"decoder_lm_dyn8", 1e-2}};
   auto it = kLooser.find(stem);
   return it == kLooser.end() ? 1e-5 : it->second;
 }

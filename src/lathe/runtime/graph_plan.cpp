@@ -73,6 +73,7 @@ struct PlannedNode {
   KernelFn fn = nullptr;
   OutputAlias alias = OutputAlias::None;
   std::shared_ptr<DelegateHandle> handle;  // delegate or control flow: runs instead of fn
+  std::shared_ptr<const PreparedState> prepared;  // the kernel's PrepareFn result
   std::vector<BoundArgument> args;
   std::vector<int32_t> outputs;
   std::vector<int32_t> release;  // slots whose last reader is this node
@@ -130,6 +131,19 @@ std::optional<EValue> literal_output(const Argument& a) {
   if (auto* sb = a.get_if<SymBoolArg>(); sb && !sb->is_value()) return EValue(sb->literal());
   if (auto* sf = a.get_if<SymFloatArg>(); sf && !sf->is_value()) return EValue(sf->literal());
   return std::nullopt;
+}
+
+// The kernel's plan-time state for `n` (see PreparedState), from the
+// operands bound to program constants.
+Result<std::shared_ptr<const PreparedState>> prepare_node(const KernelInfo& k, const Node& n,
+                                                          const GraphPlanOptions& options) {
+  if (!k.prepare || !options.constant_of) return std::shared_ptr<const PreparedState>();
+  const ConstantOperand constant = [&](std::string_view name) -> const Tensor* {
+    const Argument* a = n.input(name);
+    const Value* v = a ? a->tensor() : nullptr;
+    return v ? options.constant_of(v) : nullptr;
+  };
+  return k.prepare(n, constant);
 }
 
 std::string missing_kernels_message(const std::map<std::string, std::vector<std::string>>& missing) {
@@ -256,6 +270,9 @@ Status GraphPlan::Impl::plan_nodes(const Graph& g, const GraphPlanOptions& optio
     if (k) {
       p.fn = k->fn;
       p.alias = k->alias;
+      auto prepared = prepare_node(*k, *n, options);
+      if (!prepared.ok()) return prepared.error().context(node_label(*n));
+      p.prepared = std::move(prepared).value();
     }
     for (const NamedArgument& na : n->inputs()) {
       auto b = bind_argument(na, slot_of);
@@ -372,7 +389,7 @@ Result<std::vector<EValue>> GraphPlan::Impl::run(std::vector<EValue> inputs) {
   inputs.clear();
   for (const PlannedNode& p : nodes) {
     current = &p;
-    KernelCall call(*p.node, p.args, p.outputs, slots, *this);
+    KernelCall call(*p.node, p.args, p.outputs, slots, *this, p.prepared.get());
     Status s = p.handle ? p.handle->execute(call) : p.fn(call);
     if (!s.ok()) {
       std::fill(slots.begin(), slots.end(), EValue());

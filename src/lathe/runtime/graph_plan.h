@@ -42,6 +42,10 @@ struct GraphPlanOptions {
   // Prepacks a delegate node (needs the program's state); unset: a delegate
   // node inside this graph fails create().
   std::function<Result<std::shared_ptr<DelegateHandle>>(const DelegateRuntime&, const Node&)> init_delegate;
+  // The program tensor bound to a graph input that is a constant (parameter,
+  // lifted constant, never-mutated buffer), else nullptr; kernels with a
+  // PrepareFn repack such operands once. Unset: nothing is prepared.
+  std::function<const Tensor*(const Value*)> constant_of;
 };
 
 class GraphPlan {

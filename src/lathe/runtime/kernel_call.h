@@ -38,13 +38,18 @@ struct BoundArgument {
   std::vector<int32_t> slots;
 };
 
+struct PreparedState;  // kernel_registry.h
+
 class KernelCall {
  public:
   KernelCall(const Node& node, const std::vector<BoundArgument>& args, const std::vector<int32_t>& outputs,
-             std::vector<EValue>& slots, OutputAllocator& allocator)
-      : node_(node), args_(args), outputs_(outputs), slots_(slots), allocator_(allocator) {}
+             std::vector<EValue>& slots, OutputAllocator& allocator, const PreparedState* prepared = nullptr)
+      : node_(node), args_(args), outputs_(outputs), slots_(slots), allocator_(allocator), prepared_(prepared) {}
 
   const Node& node() const { return node_; }
+  // What the kernel's PrepareFn made for this node at plan time; nullptr if
+  // it has none or made nothing.
+  const PreparedState* prepared() const { return prepared_; }
 
   // ---- arguments ---------------------------------------------------------
   // True if the node passes `name` and it is not None.
@@ -102,6 +107,7 @@ class KernelCall {
   const std::vector<int32_t>& outputs_;
   std::vector<EValue>& slots_;
   OutputAllocator& allocator_;
+  const PreparedState* prepared_ = nullptr;
   std::list<Tensor> scratch_;  // outputs the graph does not name (stable addresses)
 };
 

@@ -1,24 +1,17 @@
 #include "lathe/runtime/kernel_registry.h"
 
+#include "lathe/ir/op_catalogue.h"
 #include "lathe/runtime/control_flow.h"
 #include "lathe/runtime/kernels/register.h"
 
 namespace lathe {
 
-namespace {
-std::string_view strip_prefix(std::string_view op) {
-  constexpr std::string_view kPrefix = "torch.ops.";
-  if (op.substr(0, kPrefix.size()) == kPrefix) op.remove_prefix(kPrefix.size());
-  return op;
-}
-}  // namespace
-
 void KernelRegistry::set(std::string op, KernelInfo info) {
-  kernels_[std::string(strip_prefix(op))] = info;
+  kernels_[std::string(ops::strip_torch_ops(op))] = info;
 }
 
 const KernelInfo* KernelRegistry::find(std::string_view target) const {
-  auto it = kernels_.find(strip_prefix(target));
+  auto it = kernels_.find(ops::strip_torch_ops(target));
   return it == kernels_.end() ? nullptr : &it->second;
 }
 
@@ -48,6 +41,9 @@ const KernelRegistry& portable_kernels() {
     kernels::register_factory_kernels(r);
     kernels::register_sym_kernels(r);
     kernels::register_quantized_kernels(r);
+    kernels::register_quantized_linear_kernels(r);
+    kernels::register_dynamic_int8_kernels(r);
+    kernels::register_affine_quant_kernels(r);
     register_control_flow_entries(r);
     return r;
   }();

@@ -8,7 +8,9 @@
 // also call directly.
 #pragma once
 
+#include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,9 +31,28 @@ enum class OutputAlias {
 
 using KernelFn = Status (*)(KernelCall&);
 
+// What a kernel derives once, when the executor plans a node, from operands
+// that are constants of the program: a weight repacked into the layout the
+// kernel's inner loop streams. The plan holds it for the executor's lifetime
+// and hands it to every call (KernelCall::prepared()); the program and its
+// saved weights are untouched.
+struct PreparedState {
+  virtual ~PreparedState() = default;
+};
+
+// At plan time: the tensor a node's named argument is bound to, when that
+// argument is a parameter, a lifted constant or a buffer the program never
+// mutates; nullptr for anything else (a runtime value, a mutated buffer).
+using ConstantOperand = std::function<const Tensor*(std::string_view arg)>;
+
+// nullptr state: nothing to prepare (the kernel works from its arguments).
+// An error fails Executor::create, naming the node.
+using PrepareFn = Result<std::shared_ptr<const PreparedState>> (*)(const Node&, const ConstantOperand&);
+
 struct KernelInfo {
   KernelFn fn = nullptr;
   OutputAlias alias = OutputAlias::None;
+  PrepareFn prepare = nullptr;
 };
 
 class KernelRegistry {

@@ -3,6 +3,7 @@
 // committed *_int8 / *_int4g32 fixtures (fixtures_test.cpp) run the
 // dequantize kernels against PyTorch's own outputs.
 #include "lathe/runtime/kernels/quantized.h"
+#include "lathe/runtime/kernels/quantized_linear.h"
 
 #include <gtest/gtest.h>
 

@@ -8,6 +8,7 @@
 
 #include "lathe/runtime/kernels/attention.h"
 #include "lathe/runtime/kernels/gemm.h"
+#include "lathe/runtime/kernels/vector_math.h"
 #include "lathe/runtime/kernels/register.h"
 #include "lathe/runtime/kernels/util.h"
 
@@ -77,11 +78,10 @@ Status sdpa(const SdpaArgs& a, Tensor& out, Tensor* logsumexp) {
         row[j] = s;
         mx = std::max(mx, s);
       }
+      for (int64_t j = 0; j < S; ++j) row[j] -= mx;
+      exp_f32(row, row, S);
       double sum = 0;
-      for (int64_t j = 0; j < S; ++j) {
-        row[j] = std::exp(row[j] - mx);
-        sum += row[j];
-      }
+      for (int64_t j = 0; j < S; ++j) sum += row[j];
       const float inv = 1.0f / static_cast<float>(sum);
       for (int64_t j = 0; j < S; ++j) row[j] *= inv;
       if (logsumexp) mdata<float>(*logsumexp)[b * L + i] = mx + static_cast<float>(std::log(sum));

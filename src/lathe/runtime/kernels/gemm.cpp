@@ -1,41 +1,19 @@
 #include "lathe/runtime/kernels/gemm.h"
 
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
+#include "lathe/runtime/kernels/gemm_blocked.h"
+#include "lathe/runtime/kernels/simd.h"
 #include "lathe/runtime/parallel.h"
-
-// With GCC on x86-64, build an AVX2+FMA clone of the hot loops next to the
-// baseline (SSE2) one and pick at load time: the library stays portable to
-// any x86-64 while using the wide units where they exist.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-#define LATHE_SIMD_CLONES __attribute__((target_clones("arch=haswell", "default")))
-#else
-#define LATHE_SIMD_CLONES
-#endif
-
-// The baseline clone passes 32-byte vectors in SSE registers; these helpers
-// are inlined, so no such value crosses a call boundary.
-#pragma GCC diagnostic ignored "-Wpsabi"
 
 namespace lathe::kernels {
 
 namespace {
 
-typedef float v8 __attribute__((vector_size(32)));
-
-[[gnu::always_inline]] inline v8 load8(const float* p) {
-  v8 v;
-  std::memcpy(&v, p, sizeof(v));
-  return v;
-}
-[[gnu::always_inline]] inline void store8(float* p, v8 v) { std::memcpy(p, &v, sizeof(v)); }
-[[gnu::always_inline]] inline float hsum(v8 v) {
-  float s = 0;
-  for (int l = 0; l < 8; ++l) s += v[l];
-  return s;
-}
+using simd::load8;
+using simd::store8;
+using simd::v8;
 
 // Rows [m0, m1) of C = A @ B with A rows contiguous (lda) and B rows
 // contiguous (ldb): 4x16 register blocks of C, each a sum over all of K.
@@ -102,39 +80,11 @@ void nt_rows(int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t K, const fl
     int64_t j = n0;
     for (; j + 4 <= n1; j += 4) {
       const float* w0 = W + j * ldw;
-      const float* w1 = w0 + ldw;
-      const float* w2 = w1 + ldw;
-      const float* w3 = w2 + ldw;
-      v8 s0 = {}, s1 = {}, s2 = {}, s3 = {};
-      int64_t k = 0;
-      for (; k + 8 <= K; k += 8) {
-        const v8 x = load8(a + k);
-        s0 += x * load8(w0 + k);
-        s1 += x * load8(w1 + k);
-        s2 += x * load8(w2 + k);
-        s3 += x * load8(w3 + k);
-      }
-      float t0 = hsum(s0), t1 = hsum(s1), t2 = hsum(s2), t3 = hsum(s3);
-      for (; k < K; ++k) {
-        t0 += a[k] * w0[k];
-        t1 += a[k] * w1[k];
-        t2 += a[k] * w2[k];
-        t3 += a[k] * w3[k];
-      }
-      C[i * ldc + j] = t0;
-      C[i * ldc + j + 1] = t1;
-      C[i * ldc + j + 2] = t2;
-      C[i * ldc + j + 3] = t3;
+      float t[4];
+      simd::dot4(a, w0, w0 + ldw, w0 + 2 * ldw, w0 + 3 * ldw, 0, K, t);
+      for (int r = 0; r < 4; ++r) C[i * ldc + j + r] = t[r];
     }
-    for (; j < n1; ++j) {
-      const float* w = W + j * ldw;
-      v8 s = {};
-      int64_t k = 0;
-      for (; k + 8 <= K; k += 8) s += load8(a + k) * load8(w + k);
-      float t = hsum(s);
-      for (; k < K; ++k) t += a[k] * w[k];
-      C[i * ldc + j] = t;
-    }
+    for (; j < n1; ++j) C[i * ldc + j] = simd::dot1(a, W + j * ldw, 0, K);
   }
 }
 
@@ -153,6 +103,14 @@ void gemm_f32(int64_t M, int64_t N, int64_t K, MatView A, MatView B, float* C, i
   if (M == 0 || N == 0) return;
   if (K == 0) {
     for (int64_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + N, 0.0f);
+    return;
+  }
+  // Two rows or more: the blocked GEMM, which packs B a block at a time
+  // and reads it once for all rows. One row is a matrix-vector product,
+  // bound by reading B; the row kernels below stream B as it lies. So do
+  // a few columns, where most of a 16- or 32-wide tile would be padding.
+  if (M >= 2 && N >= 8) {
+    gemm_blocked(gemm_tiles(), M, N, K, A, B, C, ldc);
     return;
   }
   std::vector<float> a_packed, b_packed;

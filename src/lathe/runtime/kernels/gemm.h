@@ -2,12 +2,13 @@
 //
 //   C[M,N] = A[M,K] @ B[K,N]      (C contiguous rows of stride ldc)
 //
-// A and B take any strides. float32 has two vectorised paths: B with
-// contiguous rows (activations, im2col columns) and B with contiguous
-// columns (a transposed weight, t(W) as torch.export writes nn.Linear):
-// then each C element is a dot product of two contiguous rows and nothing
-// is repacked per call. Other dtypes use a plain triple loop.
-// Accumulation is in the element type, like BLAS.
+// A and B take any strides. float32 with two rows or more (and 8 columns
+// or more) runs the blocked GEMM (gemm_blocked.h: B packed per call,
+// AVX-512/AVX2 tiles chosen at run time); one row (a matrix-vector
+// product, bound by reading B) streams B as it lies, with vectorised paths for B with contiguous rows and for B
+// with contiguous columns (a transposed weight, t(W) as torch.export
+// writes nn.Linear). Other dtypes use a plain triple loop. Accumulation is
+// in the element type, like BLAS.
 #pragma once
 
 #include <cstdint>

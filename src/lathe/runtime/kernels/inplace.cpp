@@ -1,6 +1,7 @@
 // In-place ops torch.export keeps in its graphs: relu_ (torchvision's
-// ReLU(inplace=True)) and fill_ (a mask built by filling slices of a fresh
-// tensor, as Swin's shifted-window attention does). They write through
+// ReLU(inplace=True)), fill_ (a mask built by filling slices of a fresh
+// tensor, as Swin's shifted-window attention does) and add_ (torchao's
+// quantized linears add the bias in place to the matmul they just made). They write through
 // `self`, which may be a view of another intermediate, and return it; the
 // weights are mapped read-only, so writing into them is refused.
 #include "lathe/runtime/kernels/binary.h"
@@ -47,11 +48,35 @@ Status fill_inplace_kernel(KernelCall& c) {
   return c.set_output(0, dst);
 }
 
+// add_.Tensor / add_.Scalar: self += alpha * other, other broadcast to
+// self's shape, computed in self's dtype.
+Status add_inplace_kernel(KernelCall& c) {
+  LATHE_ASSIGN_OR_RETURN(const Tensor* self, c.tensor("self"));
+  Tensor dst = *self;
+  LATHE_RETURN_IF_ERROR(check_writable(dst, "add_"));
+  Tensor other;
+  if (c.is_tensor("other")) {
+    LATHE_ASSIGN_OR_RETURN(const Tensor* o, c.tensor("other"));
+    other = *o;
+  } else {
+    LATHE_ASSIGN_OR_RETURN(Scalar s, c.scalar("other"));
+    other = scalar_tensor(s, self->dtype);
+  }
+  LATHE_ASSIGN_OR_RETURN(Scalar alpha, c.scalar("alpha", Scalar::from_int(1)));
+  // binary_out writes contiguous memory; a temporary also keeps an `other`
+  // that overlaps self from being read after it was written.
+  Tensor tmp = Tensor::empty(self->dtype, self->sizes);
+  LATHE_RETURN_IF_ERROR(binary_out(BinaryOp::Add, *self, other, self->dtype, tmp, alpha));
+  LATHE_RETURN_IF_ERROR(copy_into(tmp, dst));
+  return c.set_output(0, dst);
+}
+
 }  // namespace
 
 void register_inplace_kernels(KernelRegistry& r) {
   register_overloads(r, "relu_", {"default"}, relu_inplace_kernel, OutputAlias::View);
   register_overloads(r, "fill_", {"Scalar", "Tensor"}, fill_inplace_kernel, OutputAlias::View);
+  register_overloads(r, "add_", {"Tensor", "Scalar"}, add_inplace_kernel, OutputAlias::View);
 }
 
 }  // namespace lathe::kernels

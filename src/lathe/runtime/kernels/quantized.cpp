@@ -2,21 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <optional>
 #include <utility>
 
 #include "lathe/runtime/kernels/register.h"
-#include "lathe/runtime/parallel.h"
-
-// As in gemm.cpp: an AVX2+FMA clone of the matmul loops next to the
-// baseline one, picked at load time.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-#define LATHE_QUANT_SIMD_CLONES __attribute__((target_clones("arch=haswell", "default")))
-#else
-#define LATHE_QUANT_SIMD_CLONES
-#endif
-#pragma GCC diagnostic ignored "-Wpsabi"
 
 namespace lathe::kernels {
 
@@ -294,166 +283,6 @@ Status dequantize_per_channel_group_out(const Tensor& input_raw, const Tensor& s
   return dequantize_by(in, scales, zps, range.dtype, out, op, "output_dtype", [&](int64_t i) { return i / g; });
 }
 
-// ---- weight-only quantized matmuls -----------------------------------------------
-
-namespace {
-
-typedef float v8 __attribute__((vector_size(32)));
-typedef int32_t v8i __attribute__((vector_size(32)));
-
-[[gnu::always_inline]] inline v8 load8(const float* p) {
-  v8 v;
-  std::memcpy(&v, p, sizeof(v));
-  return v;
-}
-// Written element by element: GCC turns this into one sign-extending load
-// (vpmovsxbd) and a vcvtdq2ps; __builtin_convertvector of an 8-byte vector
-// became scalar conversions and shuffles.
-[[gnu::always_inline]] inline v8 load8(const int8_t* p) {
-  const v8i w = {p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]};
-  return __builtin_convertvector(w, v8);
-}
-[[gnu::always_inline]] inline float hsum(v8 v) {
-  float s = 0;
-  for (int l = 0; l < 8; ++l) s += v[l];
-  return s;
-}
-
-// out[m, n] for every m and n in [n0, n1) =
-//   sum over groups j of scales[n * groups + j] * dot(x[m, group j], float(w[n, group j]))
-// with groups of g columns (g == K, groups == 1: one scale per row, the
-// int8 per-channel case). x rows contiguous (ldx), w [N, K] contiguous.
-// Four weight rows at a time, so each x load feeds four products and the
-// rows stay in L1 across the M loop.
-LATHE_QUANT_SIMD_CLONES
-void i8_rows(int64_t M, int64_t K, int64_t g, int64_t groups, const float* x, int64_t ldx, const int8_t* w,
-             const float* scales, int64_t n0, int64_t n1, float* out, int64_t ldo) {
-  int64_t n = n0;
-  for (; n + 4 <= n1; n += 4) {
-    const int8_t* w0 = w + n * K;
-    const int8_t* w1 = w0 + K;
-    const int8_t* w2 = w1 + K;
-    const int8_t* w3 = w2 + K;
-    for (int64_t m = 0; m < M; ++m) {
-      const float* a = x + m * ldx;
-      float r0 = 0, r1 = 0, r2 = 0, r3 = 0;
-      for (int64_t j = 0; j < groups; ++j) {
-        const int64_t k1 = (j + 1) * g;
-        int64_t k = j * g;
-        v8 s0 = {}, s1 = {}, s2 = {}, s3 = {};
-        for (; k + 8 <= k1; k += 8) {
-          const v8 av = load8(a + k);
-          s0 += av * load8(w0 + k);
-          s1 += av * load8(w1 + k);
-          s2 += av * load8(w2 + k);
-          s3 += av * load8(w3 + k);
-        }
-        float t0 = hsum(s0), t1 = hsum(s1), t2 = hsum(s2), t3 = hsum(s3);
-        for (; k < k1; ++k) {
-          t0 += a[k] * w0[k];
-          t1 += a[k] * w1[k];
-          t2 += a[k] * w2[k];
-          t3 += a[k] * w3[k];
-        }
-        r0 += t0 * scales[n * groups + j];
-        r1 += t1 * scales[(n + 1) * groups + j];
-        r2 += t2 * scales[(n + 2) * groups + j];
-        r3 += t3 * scales[(n + 3) * groups + j];
-      }
-      float* o = out + m * ldo + n;
-      o[0] = r0;
-      o[1] = r1;
-      o[2] = r2;
-      o[3] = r3;
-    }
-  }
-  for (; n < n1; ++n) {
-    const int8_t* wr = w + n * K;
-    for (int64_t m = 0; m < M; ++m) {
-      const float* a = x + m * ldx;
-      float r = 0;
-      for (int64_t j = 0; j < groups; ++j) {
-        const int64_t k1 = (j + 1) * g;
-        int64_t k = j * g;
-        v8 s = {};
-        for (; k + 8 <= k1; k += 8) s += load8(a + k) * load8(wr + k);
-        float t = hsum(s);
-        for (; k < k1; ++k) t += a[k] * wr[k];
-        r += t * scales[n * groups + j];
-      }
-      out[m * ldo + n] = r;
-    }
-  }
-}
-
-// Shared checks and the parallel driver of both matmuls.
-Status quantized_mm(const Tensor& x_raw, const Tensor& w_raw, const Tensor& scales_raw, int64_t g, int64_t groups,
-                    Tensor& out, const char* op) {
-  const int64_t M = x_raw.sizes[0], K = x_raw.sizes[1], N = w_raw.sizes[0];
-  LATHE_RETURN_IF_ERROR(check_out(out, DType::Float32, {M, N}, op));
-  const Tensor x = as_contiguous(x_raw), w = as_contiguous(w_raw), s = as_contiguous(scales_raw);
-  const float* xp = cdata<float>(x);
-  const int8_t* wp = cdata<int8_t>(w);
-  const float* sp = cdata<float>(s);
-  float* op_out = mdata<float>(out);
-  if (M == 0 || N == 0) return Status::Ok();
-  const int64_t blocks = (N + 3) / 4;
-  const bool parallel = num_threads() > 1 && M * N * K >= 32768;
-  auto run = [&](int64_t b0, int64_t b1) {
-    i8_rows(M, K, g, groups, xp, K, wp, sp, b0 * 4, std::min(N, b1 * 4), op_out, N);
-  };
-  if (parallel) parallel_for(0, blocks, 1, run);
-  else run(0, blocks);
-  return Status::Ok();
-}
-
-Status check_mm_args(const Tensor& x, const Tensor& w, const Tensor& scales, const char* op) {
-  LATHE_RETURN_IF_ERROR(check_input(x, op, "self"));
-  LATHE_RETURN_IF_ERROR(check_input(w, op, "mat2"));
-  LATHE_RETURN_IF_ERROR(check_input(scales, op, "scales"));
-  LATHE_RETURN_IF_ERROR(check_rank(x, 2, op, "self"));
-  LATHE_RETURN_IF_ERROR(check_rank(w, 2, op, "mat2"));
-  LATHE_RETURN_IF_ERROR(check_dtype(x, DType::Float32, op, "self"));
-  LATHE_RETURN_IF_ERROR(check_dtype(w, DType::Int8, op, "mat2"));
-  LATHE_RETURN_IF_ERROR(check_dtype(scales, DType::Float32, op, "scales"));
-  if (x.sizes[1] != w.sizes[1]) {
-    return make_error(std::string(op) + ": self " + shape_string(x.sizes) + " and mat2 " + shape_string(w.sizes) +
-                      " differ in K");
-  }
-  return Status::Ok();
-}
-
-}  // namespace
-
-Status weight_int8pack_mm_out(const Tensor& x, const Tensor& w, const Tensor& scales, Tensor& out) {
-  const char* op = "_weight_int8pack_mm";
-  LATHE_RETURN_IF_ERROR(check_mm_args(x, w, scales, op));
-  if (scales.sizes.size() != 1 || scales.sizes[0] != w.sizes[0]) {
-    return make_error(std::string(op) + ": scales " + shape_string(scales.sizes) + " must be [" +
-                      std::to_string(w.sizes[0]) + "]");
-  }
-  const int64_t K = x.sizes[1];
-  return quantized_mm(x, w, scales, K, 1, out, op);
-}
-
-Status weight_int4_group_mm_out(const Tensor& x, const Tensor& w, const Tensor& scales, int64_t group_size,
-                                Tensor& out) {
-  const char* op = "weight_int4_group_mm";
-  LATHE_RETURN_IF_ERROR(check_mm_args(x, w, scales, op));
-  const int64_t N = w.sizes[0], K = w.sizes[1];
-  const int64_t g = effective_group_size(group_size, K, scales);
-  if (g <= 0 || K % g != 0) {
-    return make_error(std::string(op) + ": K " + std::to_string(K) + " is not a multiple of group_size " +
-                      std::to_string(group_size));
-  }
-  const int64_t groups = K / g;
-  if (scales.numel() != N * groups) {
-    return make_error(std::string(op) + ": scales " + shape_string(scales.sizes) + " must be [" + std::to_string(N) +
-                      ", " + std::to_string(groups) + "]");
-  }
-  return quantized_mm(x, w, scales, g, groups, out, op);
-}
-
 // ---- adapters ------------------------------------------------------------------------
 namespace {
 
@@ -551,25 +380,6 @@ Status dequantize_per_channel_group_kernel(KernelCall& c) {
   return dequantize_per_channel_group_out(*x, *s, z, r, group_size, *out);
 }
 
-Status weight_int8pack_mm_kernel(KernelCall& c) {
-  LATHE_ASSIGN_OR_RETURN(const Tensor* x, c.tensor("self"));
-  LATHE_ASSIGN_OR_RETURN(const Tensor* w, c.tensor("mat2"));
-  LATHE_ASSIGN_OR_RETURN(const Tensor* s, c.tensor("scales"));
-  LATHE_RETURN_IF_ERROR(check_mm_args(*x, *w, *s, "_weight_int8pack_mm"));
-  LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, DType::Float32, {x->sizes[0], w->sizes[0]}));
-  return weight_int8pack_mm_out(*x, *w, *s, *out);
-}
-
-Status weight_int4_group_mm_kernel(KernelCall& c) {
-  LATHE_ASSIGN_OR_RETURN(const Tensor* x, c.tensor("self"));
-  LATHE_ASSIGN_OR_RETURN(const Tensor* w, c.tensor("mat2"));
-  LATHE_ASSIGN_OR_RETURN(const Tensor* s, c.tensor("scales"));
-  LATHE_ASSIGN_OR_RETURN(int64_t group_size, c.int_arg("group_size"));
-  LATHE_RETURN_IF_ERROR(check_mm_args(*x, *w, *s, "weight_int4_group_mm"));
-  LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, DType::Float32, {x->sizes[0], w->sizes[0]}));
-  return weight_int4_group_mm_out(*x, *w, *s, group_size, *out);
-}
-
 }  // namespace
 
 void register_quantized_kernels(KernelRegistry& r) {
@@ -581,8 +391,6 @@ void register_quantized_kernels(KernelRegistry& r) {
   q("quantize_per_channel.default", quantize_per_channel_kernel);
   q("dequantize_per_channel.default", dequantize_per_channel_kernel);
   q("dequantize_per_channel_group.default", dequantize_per_channel_group_kernel);
-  register_overloads(r, "_weight_int8pack_mm", {"default"}, weight_int8pack_mm_kernel);
-  r.set("lathe.weight_int4_group_mm.default", KernelInfo{weight_int4_group_mm_kernel});
 }
 
 }  // namespace lathe::kernels

@@ -22,6 +22,9 @@ void register_attention_kernels(KernelRegistry& r);  // attention.cpp
 void register_factory_kernels(KernelRegistry& r);    // factory.cpp
 void register_sym_kernels(KernelRegistry& r);        // sym.cpp
 void register_quantized_kernels(KernelRegistry& r);  // quantized.cpp
+void register_quantized_linear_kernels(KernelRegistry& r);  // quantized_linear.cpp
+void register_dynamic_int8_kernels(KernelRegistry& r);      // dynamic_int8.cpp
+void register_affine_quant_kernels(KernelRegistry& r);      // affine_quant.cpp
 void register_pad_kernels(KernelRegistry& r);        // pad.cpp
 void register_inplace_kernels(KernelRegistry& r);    // inplace.cpp
 

@@ -1,8 +1,10 @@
 #include "lathe/runtime/kernels/softmax.h"
 
 #include <cmath>
+#include <type_traits>
 
 #include "lathe/runtime/kernels/register.h"
+#include "lathe/runtime/kernels/vector_math.h"
 
 namespace lathe::kernels {
 
@@ -28,7 +30,15 @@ Status softmax_out(const Tensor& in_raw, int64_t dim, bool log, Tensor& out) {
         for (int64_t k = 1; k < len; ++k) mx = std::max(mx, xs[k * inner]);
         // Like ATen: exp(x - max) summed, then scaled by 1/sum.
         double sum = 0;
-        for (int64_t k = 0; k < len; ++k) {
+        const bool vectorised = std::is_same_v<T, float> && inner == 1 && !log;
+        if constexpr (std::is_same_v<T, float>) {
+          if (vectorised) {  // a contiguous row: the vectorised exp, in ys
+            for (int64_t k = 0; k < len; ++k) ys[k] = xs[k] - mx;
+            exp_f32(ys, ys, len);
+            for (int64_t k = 0; k < len; ++k) sum += ys[k];
+          }
+        }
+        for (int64_t k = 0; !vectorised && k < len; ++k) {
           const T e = std::exp(xs[k * inner] - mx);
           if (!log) ys[k * inner] = e;
           sum += e;

@@ -1,10 +1,13 @@
 #include "lathe/runtime/kernels/unary.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "lathe/runtime/kernels/binary.h"
 #include "lathe/runtime/kernels/register.h"
+#include "lathe/runtime/kernels/vector_math.h"
 
 namespace lathe::kernels {
 
@@ -37,12 +40,49 @@ void unary_loop(const Tensor& in, Tensor& out, F f) {
   });
 }
 
+// float rows with unit strides go through `rows(x, y, n)`, vectorised
+// (vector_math.h); anything else, and other dtypes, through f per element.
+template <typename T, typename R, typename F>
+void unary_vec(const Tensor& in, Tensor& out, R rows, F f) {
+  if constexpr (std::is_same_v<T, float>) {
+    std::array<std::vector<int64_t>, 2> st{out.strides, in.strides};
+    float* po = mdata<float>(out);
+    const float* pi = cdata<float>(in);
+    for_each_row<2>(out.sizes, st, [&](const std::array<int64_t, 2>& off, int64_t n, const std::array<int64_t, 2>& s) {
+      if (s[0] == 1 && s[1] == 1) {
+        rows(pi + off[1], po + off[0], n);
+      } else {
+        for (int64_t i = 0; i < n; ++i) po[off[0] + i * s[0]] = f(pi[off[1] + i * s[1]]);
+      }
+    });
+  } else {
+    unary_loop<T, T>(in, out, f);
+  }
+}
+
+// y[i] = post(x[i], g(pre(x[i]))) for g = exp_f32 or tanh_f32, through a
+// block on the stack (y may be x, so x[i] is read before y[i] is written).
+template <typename Pre, typename G, typename Post>
+void composed_rows(const float* x, float* y, int64_t n, Pre pre, G g, Post post) {
+  constexpr int64_t kBlock = 256;
+  float t[kBlock];
+  for (int64_t i0 = 0; i0 < n; i0 += kBlock) {
+    const int64_t m = std::min(kBlock, n - i0);
+    for (int64_t i = 0; i < m; ++i) t[i] = pre(x[i0 + i]);
+    g(t, t, m);
+    for (int64_t i = 0; i < m; ++i) y[i0 + i] = post(x[i0 + i], t[i]);
+  }
+}
+
+constexpr float kGeluBeta = static_cast<float>(M_SQRT2 * M_2_SQRTPI * 0.5);
+constexpr float kGeluKappa = 0.044715f;
+
 // Formulas follow ATen's CPU kernels (computed in the element type, as
 // ATen does for float), so results agree to an ulp or two.
 template <typename T>
 Status float_op(UnaryOp op, const Tensor& in, Tensor& out, const UnaryParams& p) {
   switch (op) {
-    case UnaryOp::Exp: unary_loop<T, T>(in, out, [](T x) { return std::exp(x); }); break;
+    case UnaryOp::Exp: unary_vec<T>(in, out, exp_f32, [](T x) { return std::exp(x); }); break;
     case UnaryOp::Log: unary_loop<T, T>(in, out, [](T x) { return std::log(x); }); break;
     case UnaryOp::Log2: unary_loop<T, T>(in, out, [](T x) { return std::log2(x); }); break;
     case UnaryOp::Log1p: unary_loop<T, T>(in, out, [](T x) { return std::log1p(x); }); break;
@@ -53,19 +93,40 @@ Status float_op(UnaryOp op, const Tensor& in, Tensor& out, const UnaryParams& p)
     case UnaryOp::Sin: unary_loop<T, T>(in, out, [](T x) { return std::sin(x); }); break;
     case UnaryOp::Cos: unary_loop<T, T>(in, out, [](T x) { return std::cos(x); }); break;
     case UnaryOp::Erf: unary_loop<T, T>(in, out, [](T x) { return std::erf(x); }); break;
-    case UnaryOp::Sigmoid: unary_loop<T, T>(in, out, [](T x) { return T(1) / (T(1) + std::exp(-x)); }); break;
-    case UnaryOp::Tanh: unary_loop<T, T>(in, out, [](T x) { return std::tanh(x); }); break;
-    case UnaryOp::Silu: unary_loop<T, T>(in, out, [](T x) { return x / (T(1) + std::exp(-x)); }); break;
+    case UnaryOp::Sigmoid:
+      unary_vec<T>(
+          in, out,
+          [](const float* x, float* y, int64_t n) {
+            composed_rows(x, y, n, [](float v) { return -v; }, exp_f32, [](float, float e) { return 1.0f / (1.0f + e); });
+          },
+          [](T x) { return T(1) / (T(1) + std::exp(-x)); });
+      break;
+    case UnaryOp::Tanh: unary_vec<T>(in, out, tanh_f32, [](T x) { return std::tanh(x); }); break;
+    case UnaryOp::Silu:
+      unary_vec<T>(
+          in, out,
+          [](const float* x, float* y, int64_t n) {
+            composed_rows(x, y, n, [](float v) { return -v; }, exp_f32, [](float v, float e) { return v / (1.0f + e); });
+          },
+          [](T x) { return x / (T(1) + std::exp(-x)); });
+      break;
     case UnaryOp::Gelu:
       unary_loop<T, T>(in, out, [](T x) { return x * T(0.5) * (T(1) + std::erf(x * T(M_SQRT1_2))); });
       break;
     case UnaryOp::GeluTanh:
-      unary_loop<T, T>(in, out, [](T x) {
-        const T kBeta = T(M_SQRT2 * M_2_SQRTPI * 0.5);
-        const T kKappa = T(0.044715);
-        T inner = kBeta * (x + kKappa * x * x * x);
-        return T(0.5) * x * (T(1) + std::tanh(inner));
-      });
+      unary_vec<T>(
+          in, out,
+          [](const float* x, float* y, int64_t n) {
+            composed_rows(
+                x, y, n, [](float v) { return kGeluBeta * (v + kGeluKappa * v * v * v); }, tanh_f32,
+                [](float v, float t) { return 0.5f * v * (1.0f + t); });
+          },
+          [](T x) {
+            const T kBeta = T(M_SQRT2 * M_2_SQRTPI * 0.5);
+            const T kKappa = T(0.044715);
+            T inner = kBeta * (x + kKappa * x * x * x);
+            return T(0.5) * x * (T(1) + std::tanh(inner));
+          });
       break;
     case UnaryOp::Hardswish:
       unary_loop<T, T>(in, out, [](T x) { return x * std::min(std::max(x + T(3), T(0)), T(6)) / T(6); });

@@ -1,6 +1,6 @@
 // The differential check behind `lathe transform --verify`: a pass that
 // keeps the numbers passes, a pass that changes them is named.
-#include "lathe/cli/pass_differential.h"
+#include "lathe/api/pass_differential.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include "lathe/serde/pt2.h"
 #include "support/testing.h"
 
-namespace lathe::cli {
+namespace lathe {
 namespace {
 
 // Deliberately wrong: relu(x) becomes neg(x).
@@ -119,4 +119,4 @@ TEST(DifferentialPassCheck, TheReferenceCopyFollowsOnePassBehind_NEG) {
 }
 
 }  // namespace
-}  // namespace lathe::cli
+}  // namespace lathe

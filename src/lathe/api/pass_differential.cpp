@@ -1,11 +1,11 @@
-#include "lathe/cli/pass_differential.h"
+#include "lathe/api/pass_differential.h"
 
 #include <cstdio>
 
 #include "lathe/runtime/default_inputs.h"
 #include "lathe/runtime/differential.h"
 
-namespace lathe::cli {
+namespace lathe {
 
 DifferentialPassCheck::DifferentialPassCheck(Program reference, std::vector<std::unique_ptr<Pass>> mirror,
                                              DifferentialPassOptions options)
@@ -79,4 +79,4 @@ std::vector<std::string> DifferentialPassCheck::summary() const {
   return lines;
 }
 
-}  // namespace lathe::cli
+}  // namespace lathe

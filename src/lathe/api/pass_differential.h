@@ -26,7 +26,7 @@
 #include "lathe/passes/pass.h"
 #include "lathe/runtime/compare.h"
 
-namespace lathe::cli {
+namespace lathe {
 
 struct DifferentialPassOptions {
   std::string archive_path;  // where reference inputs are looked for
@@ -68,4 +68,4 @@ class DifferentialPassCheck {
   std::vector<std::string> order_;
 };
 
-}  // namespace lathe::cli
+}  // namespace lathe

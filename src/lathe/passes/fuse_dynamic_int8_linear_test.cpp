@@ -1,0 +1,167 @@
+// fuse_dynamic_int8_linear on graphs shaped as torchao 0.18's
+// Int8DynamicActivationInt8WeightConfig exports a linear (PyTorch 2.13): 2-D
+// and 3-D inputs, and each refusal with its reason. The numbers are checked
+// on the real exports in src/lathe/cli/quantized_fixtures_test.cpp.
+#include "lathe/passes/fuse_dynamic_int8_linear.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "lathe/ir/graph_builder.h"
+#include "lathe/ir/verify.h"
+#include "lathe/passes/pass_manager.h"
+
+namespace lathe {
+namespace {
+
+constexpr int64_t N = 6, K = 8;
+
+std::map<std::string, int> op_counts(const Graph& g) {
+  std::map<std::string, int> ops;
+  for (const Node* n : g.nodes()) ops[GraphBuilder::op_base_name(n->target())]++;
+  return ops;
+}
+
+std::vector<std::string> run(ExportedProgram& ep, bool* changed = nullptr) {
+  PassManagerOptions options;
+  options.verify_each = true;
+  PassManager pm(options);
+  pm.add(std::make_unique<FuseDynamicInt8Linear>());
+  PassContext ctx;
+  Result<bool> r = pm.run(ep, "forward", ctx);
+  EXPECT_TRUE(r.ok()) << r.error().message();
+  if (changed) *changed = r.ok() && *r;
+  std::vector<std::string> lines;
+  for (const auto& rec : ctx.records()) lines.push_back(rec.message);
+  return lines;
+}
+
+struct Options {
+  std::vector<int64_t> x_shape = {3, K};
+  std::string mapping = "SYMMETRIC";
+  bool weight_is_input = false;
+  bool scale_read_elsewhere = false;
+};
+
+// The export of one torchao dynamic int8 linear on x, node for node.
+Value* torchao_dynamic_linear(GraphBuilder& b, Value* x, const Options& o, Value** extra = nullptr) {
+  Value* q = o.weight_is_input ? b.user_input("q", {N, K}, DType::Int8) : b.parameter("fc.weight", {N, K}, DType::Int8);
+  Value* ws = b.parameter("fc.scale", {N, 1});
+  std::vector<int64_t> block(o.x_shape.size(), 1), qshape = o.x_shape;
+  block.back() = K;
+  qshape.back() = 1;
+  int64_t M = 1;
+  for (size_t i = 0; i + 1 < o.x_shape.size(); ++i) M *= o.x_shape[i];
+  std::vector<Value*> qp = b.call_multi(
+      "torchao.choose_qparams_affine.default",
+      {{"input", x}, {"mapping_type", std::string(o.mapping)}, {"block_size", IntList{block}},
+       {"target_dtype", ScalarTypeArg{DType::Int8}}, {"quant_min", int64_t{-128}}, {"quant_max", int64_t{127}},
+       {"eps", 1.1920928955078125e-07}, {"scale_dtype", ScalarTypeArg{DType::Float32}},
+       {"zero_point_dtype", ScalarTypeArg{DType::Int8}}, {"keepdim", true}},
+      {GraphBuilder::tensor_meta(qshape), GraphBuilder::tensor_meta(qshape, DType::Int8)});
+  Value* xq = b.call("torchao.quantize_affine.default",
+                     {{"input", x}, {"block_size", IntList{block}}, {"scale", qp[0]}, {"zero_point", qp[1]},
+                      {"output_dtype", ScalarTypeArg{DType::Int8}}, {"quant_min", int64_t{-128}},
+                      {"quant_max", int64_t{127}}},
+                     o.x_shape, DType::Int8);
+  Value* t = b.call("aten.t.default", {{"self", q}}, {K, N}, DType::Int8);
+  Value* rows = b.call("aten.reshape.default", {{"self", xq}, {"shape", IntList{{-1, K}}}}, {M, K}, DType::Int8);
+  Value* sr = b.call("aten.reshape.default", {{"self", qp[0]}, {"shape", IntList{{-1, 1}}}}, {M, 1});
+  Value* sf = b.call("aten.to.dtype", {{"self", sr}, {"dtype", ScalarTypeArg{DType::Float32}}}, {M, 1});
+  Value* acc = b.call("aten._int_mm.default", {{"self", rows}, {"mat2", t}}, {M, N}, DType::Int32);
+  b.call_multi("aten._assert_tensor_metadata.default", {{"a", acc}, {"dtype", ScalarTypeArg{DType::Int32}}}, {});
+  Value* accf = b.call("aten.to.dtype", {{"self", acc}, {"dtype", ScalarTypeArg{DType::Float32}}}, {M, N});
+  Value* m1 = b.call("aten.mul.Tensor", {{"self", accf}, {"other", sf}}, {M, N});
+  Value* m1f = b.call("aten.to.dtype", {{"self", m1}, {"dtype", ScalarTypeArg{DType::Float32}}}, {M, N});
+  Value* flat = b.call("aten.flatten.using_ints", {{"self", ws}}, {N});
+  if (extra && o.scale_read_elsewhere) *extra = qp[0];
+  return b.call("aten.mul.Tensor", {{"self", m1f}, {"other", flat}}, {M, N}, DType::Float32, "mul_5");
+}
+
+TEST(FuseDynamicInt8Linear, TwoDimensionalInputBecomesOneOp) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* x = b.user_input("x", {3, K});
+  b.user_output(torchao_dynamic_linear(b, x, {}));
+  bool changed = false;
+  auto lines = run(ep, &changed);
+  EXPECT_TRUE(changed);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0], "mul 'mul_5' rewritten to lathe.dynamic_int8_mm (int8 weight 'p_fc_weight' is parameter 'fc.weight')");
+  auto ops = op_counts(ep.graph());
+  EXPECT_EQ(ops["dynamic_int8_mm"], 1);
+  for (const char* gone : {"choose_qparams_affine", "quantize_affine", "_int_mm", "t", "reshape", "to",
+                           "_assert_tensor_metadata"}) {
+    EXPECT_EQ(ops[gone], 0) << gone;
+  }
+  EXPECT_EQ(ops["mul"], 0);
+  const Node* op = ep.graph().outputs()[0].tensor()->producer();
+  EXPECT_EQ(op->target(), FuseDynamicInt8Linear::kDynamicInt8Mm);
+  EXPECT_EQ(op->output()->name(), "mul_5");
+  EXPECT_EQ(op->input("self")->tensor(), x);
+  EXPECT_DOUBLE_EQ(op->input("eps")->as<double>(), 1.1920928955078125e-07);
+  EXPECT_TRUE(verify(ep, "forward").ok());
+}
+
+TEST(FuseDynamicInt8Linear, ThreeDimensionalInputIsReshapedIntoRows) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Options o;
+  o.x_shape = {2, 5, K};
+  Value* x = b.user_input("x", o.x_shape);
+  b.user_output(torchao_dynamic_linear(b, x, o));
+  ASSERT_EQ(run(ep).size(), 1u);
+  const Node* op = ep.graph().outputs()[0].tensor()->producer();
+  ASSERT_EQ(op->target(), FuseDynamicInt8Linear::kDynamicInt8Mm);
+  const Node* rows = op->input("self")->tensor()->producer();
+  ASSERT_NE(rows, nullptr);
+  EXPECT_EQ(rows->target(), "torch.ops.aten.reshape.default");
+  EXPECT_EQ(rows->input("self")->tensor(), x);
+  EXPECT_EQ(rows->output()->meta()->dtype, DType::Float32);
+  EXPECT_EQ(rows->output()->meta()->sizes.size(), 2u);
+  EXPECT_TRUE(verify(ep, "forward").ok());
+}
+
+TEST(FuseDynamicInt8Linear, RuntimeWeightIsKept_NEG) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* x = b.user_input("x", {3, K});
+  Options o;
+  o.weight_is_input = true;
+  b.user_output(torchao_dynamic_linear(b, x, o));
+  bool changed = true;
+  auto lines = run(ep, &changed);
+  EXPECT_FALSE(changed);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0], "mul 'mul_5' kept: quantized weight 'q' is user input 'q'");
+}
+
+TEST(FuseDynamicInt8Linear, AsymmetricActivationsAreKept_NEG) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* x = b.user_input("x", {3, K});
+  Options o;
+  o.mapping = "ASYMMETRIC";
+  b.user_output(torchao_dynamic_linear(b, x, o));
+  auto lines = run(ep);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0], "mul 'mul_5' kept: choose_qparams_affine 'getitem' maps \"ASYMMETRIC\", not SYMMETRIC");
+}
+
+TEST(FuseDynamicInt8Linear, ScaleReadOutsideThePatternIsKept_NEG) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* x = b.user_input("x", {3, K});
+  Options o;
+  o.scale_read_elsewhere = true;
+  Value* scale = nullptr;
+  b.user_output(torchao_dynamic_linear(b, x, o, &scale));
+  b.user_output(scale);
+  auto lines = run(ep);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0], "mul 'mul_5' kept: 'getitem' has users outside the pattern; fusing would compute it twice");
+}
+
+}  // namespace
+}  // namespace lathe

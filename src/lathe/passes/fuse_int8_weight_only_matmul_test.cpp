@@ -1,0 +1,140 @@
+// fuse_int8_weight_only_matmul on graphs shaped as torchao 0.18's
+// Int8WeightOnlyConfig exports a linear (PyTorch 2.13): the fused form, and
+// each refusal with its reason. The numbers are checked on the real
+// exports in src/lathe/cli/quantized_fixtures_test.cpp.
+#include "lathe/passes/fuse_int8_weight_only_matmul.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "lathe/ir/graph_builder.h"
+#include "lathe/ir/verify.h"
+#include "lathe/passes/pass_manager.h"
+
+namespace lathe {
+namespace {
+
+constexpr int64_t N = 6, K = 8, M = 3;
+
+std::map<std::string, int> op_counts(const Graph& g) {
+  std::map<std::string, int> ops;
+  for (const Node* n : g.nodes()) ops[GraphBuilder::op_base_name(n->target())]++;
+  return ops;
+}
+
+std::vector<std::string> run(ExportedProgram& ep, bool* changed = nullptr) {
+  PassManagerOptions options;
+  options.verify_each = true;
+  PassManager pm(options);
+  pm.add(std::make_unique<FuseInt8WeightOnlyMatmul>());
+  PassContext ctx;
+  Result<bool> r = pm.run(ep, "forward", ctx);
+  EXPECT_TRUE(r.ok()) << r.error().message();
+  if (changed) *changed = r.ok() && *r;
+  std::vector<std::string> lines;
+  for (const auto& rec : ctx.records()) lines.push_back(rec.message);
+  return lines;
+}
+
+struct Options {
+  bool weight_is_input = false;
+  bool scale_is_input = false;
+  bool mm_read_twice = false;
+  DType weight_dtype = DType::Int8;
+};
+
+// mul(mm(x, to(t(q), float32)), flatten(to(scale [N, 1], float32))), with
+// torchao's metadata checks, as the export writes it.
+Value* torchao_linear(GraphBuilder& b, Value* x, const Options& o, Value** extra_out = nullptr) {
+  Value* q = o.weight_is_input ? b.user_input("q", {N, K}, o.weight_dtype) : b.parameter("fc.weight", {N, K}, o.weight_dtype);
+  Value* scale = o.scale_is_input ? b.user_input("scale", {N, 1}) : b.parameter("fc.scale", {N, 1});
+  Value* t = b.call("aten.t.default", {{"self", q}}, {K, N}, o.weight_dtype);
+  b.call_multi("aten._assert_tensor_metadata.default", {{"a", t}, {"dtype", ScalarTypeArg{o.weight_dtype}}}, {});
+  Value* wf = b.call("aten.to.dtype", {{"self", t}, {"dtype", ScalarTypeArg{DType::Float32}}}, {K, N});
+  Value* mm = b.call("aten.mm.default", {{"self", x}, {"mat2", wf}}, {M, N});
+  Value* s = b.call("aten.to.dtype", {{"self", scale}, {"dtype", ScalarTypeArg{DType::Float32}}}, {N, 1});
+  Value* flat = b.call("aten.flatten.using_ints", {{"self", s}}, {N});
+  if (extra_out && o.mm_read_twice) *extra_out = mm;
+  return b.call("aten.mul.Tensor", {{"self", mm}, {"other", flat}}, {M, N}, DType::Float32, "mul");
+}
+
+TEST(FuseInt8WeightOnlyMatmul, TorchaoLinearBecomesWeightInt8PackMm) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* x = b.user_input("x", {M, K});
+  b.user_output(torchao_linear(b, x, {}));
+  bool changed = false;
+  auto lines = run(ep, &changed);
+  EXPECT_TRUE(changed);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0], "mul 'mul' rewritten to _weight_int8pack_mm (int8 weight 'p_fc_weight' is parameter 'fc.weight')");
+  auto ops = op_counts(ep.graph());
+  EXPECT_EQ(ops["_weight_int8pack_mm"], 1);
+  EXPECT_EQ(ops["mm"], 0);
+  EXPECT_EQ(ops["t"], 0);
+  EXPECT_EQ(ops["_assert_tensor_metadata"], 0);  // went with the transpose it checked
+  EXPECT_EQ(ops["flatten"], 1);                  // the scales still come through it
+  const Node* mm = ep.graph().outputs()[0].tensor()->producer();
+  EXPECT_EQ(mm->output()->name(), "mul");
+  EXPECT_EQ(mm->input("self")->tensor(), x);
+  EXPECT_EQ(mm->input("mat2")->tensor()->name(), "p_fc_weight");
+  EXPECT_EQ(mm->input("scales")->tensor()->producer()->target(), "torch.ops.aten.flatten.using_ints");
+  EXPECT_TRUE(verify(ep, "forward").ok());
+}
+
+TEST(FuseInt8WeightOnlyMatmul, RuntimeWeightIsKept_NEG) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* x = b.user_input("x", {M, K});
+  Options o;
+  o.weight_is_input = true;
+  b.user_output(torchao_linear(b, x, o));
+  bool changed = true;
+  auto lines = run(ep, &changed);
+  EXPECT_FALSE(changed);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0], "mul 'mul' kept: quantized weight 'q' is user input 'q'");
+}
+
+TEST(FuseInt8WeightOnlyMatmul, RuntimeScalesAreKept_NEG) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* x = b.user_input("x", {M, K});
+  Options o;
+  o.scale_is_input = true;
+  b.user_output(torchao_linear(b, x, o));
+  auto lines = run(ep);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0], "mul 'mul' kept: scales 'flatten' are not derived from constants by shape ops alone");
+}
+
+TEST(FuseInt8WeightOnlyMatmul, MatmulReadElsewhereIsKept_NEG) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* x = b.user_input("x", {M, K});
+  Options o;
+  o.mm_read_twice = true;
+  Value* mm = nullptr;
+  b.user_output(torchao_linear(b, x, o, &mm));
+  b.user_output(mm);
+  auto lines = run(ep);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0], "mul 'mul' kept: 'mm' has other users; fusing would compute it twice");
+}
+
+TEST(FuseInt8WeightOnlyMatmul, FloatMatmulTimesAScaleIsNotACandidate) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* x = b.user_input("x", {M, K});
+  Value* w = b.parameter("w", {K, N});
+  Value* s = b.parameter("s", {N});
+  Value* mm = b.call("aten.mm.default", {{"self", x}, {"mat2", w}}, {M, N});
+  b.user_output(b.call("aten.mul.Tensor", {{"self", mm}, {"other", s}}, {M, N}));
+  bool changed = true;
+  EXPECT_TRUE(run(ep, &changed).empty());
+  EXPECT_FALSE(changed);
+}
+
+}  // namespace
+}  // namespace lathe

@@ -1,0 +1,99 @@
+// The vectorised exp and tanh against libm (the scalar path they replace),
+// in ulp, over a sweep of the whole float range, the special values, the
+// subnormal results of exp and array lengths that leave a tail.
+#include "lathe/runtime/kernels/vector_math.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+namespace lathe::kernels {
+namespace {
+
+// Distance in representable floats (0 for equal values and two NaNs).
+int64_t ulp_distance(float a, float b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b) ? 0 : INT64_MAX;
+  if (a == b) return 0;
+  auto ordered = [](float f) {
+    int32_t i;
+    std::memcpy(&i, &f, sizeof(i));
+    return i < 0 ? int64_t{INT32_MIN} - i : int64_t{i};
+  };
+  return std::abs(ordered(a) - ordered(b));
+}
+
+std::vector<float> sweep() {
+  std::vector<float> v;
+  for (float x = -110.0f; x <= 110.0f; x += 0.0137f) v.push_back(x);
+  for (float x = 1e-30f; x < 10.0f; x *= 1.37f) {  // tiny to moderate, both signs
+    v.push_back(x);
+    v.push_back(-x);
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float x : {0.0f, -0.0f, inf, -inf, std::numeric_limits<float>::quiet_NaN(), 88.72f, 88.73f, -87.33f, -103.9f,
+                  -104.5f, 1.1f, 0.55f, 1e-45f, 20.0f, -20.0f})
+    v.push_back(x);
+  return v;
+}
+
+template <typename Vec, typename Ref>
+int64_t worst_ulp(Vec vec, Ref ref, const std::vector<float>& xs, float& at) {
+  std::vector<float> y(xs.size());
+  vec(xs.data(), y.data(), static_cast<int64_t>(xs.size()));
+  int64_t worst = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const int64_t d = ulp_distance(y[i], ref(xs[i]));
+    if (d > worst) {
+      worst = d;
+      at = xs[i];
+    }
+  }
+  return worst;
+}
+
+TEST(VectorMath, ExpWithinTwoUlpOfLibm) {
+  float at = 0;
+  const int64_t w = worst_ulp(exp_f32, [](float x) { return std::exp(x); }, sweep(), at);
+  EXPECT_LE(w, 2) << "at x = " << at;
+}
+
+TEST(VectorMath, TanhWithinThreeUlpOfLibm) {
+  float at = 0;
+  const int64_t w = worst_ulp(tanh_f32, [](float x) { return std::tanh(x); }, sweep(), at);
+  EXPECT_LE(w, 3) << "at x = " << at;
+}
+
+TEST(VectorMath, SignsOfZeroAndSpecialValues) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float x[] = {-0.0f, 0.0f, inf, -inf};
+  float y[4];
+  tanh_f32(x, y, 4);
+  EXPECT_TRUE(std::signbit(y[0]));
+  EXPECT_FALSE(std::signbit(y[1]));
+  EXPECT_EQ(y[2], 1.0f);
+  EXPECT_EQ(y[3], -1.0f);
+  exp_f32(x, y, 4);
+  EXPECT_EQ(y[0], 1.0f);
+  EXPECT_EQ(y[2], inf);
+  EXPECT_EQ(y[3], 0.0f);
+}
+
+TEST(VectorMath, EveryLengthAndInPlace) {
+  for (int64_t n = 0; n <= 40; ++n) {
+    std::vector<float> x(n), y(n);
+    for (int64_t i = 0; i < n; ++i) x[i] = 0.37f * static_cast<float>(i) - 5.0f;
+    exp_f32(x.data(), y.data(), n);
+    tanh_f32(x.data(), x.data(), n);  // in place
+    for (int64_t i = 0; i < n; ++i) {
+      const float xi = 0.37f * static_cast<float>(i) - 5.0f;
+      EXPECT_LE(ulp_distance(y[i], std::exp(xi)), 2) << n << " " << i;
+      EXPECT_LE(ulp_distance(x[i], std::tanh(xi)), 3) << n << " " << i;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace lathe::kernels
