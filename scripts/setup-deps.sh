@@ -11,7 +11,8 @@ packages=(
   nlohmann-json3-dev   # JSON writer (ordered objects, exact field order)
   libsimdjson-dev      # JSON reader (graph JSON decode speed)
   libcli11-dev         # command-line parsing for `lathe`
-  zlib1g-dev           # CRC-32 for zip entries, inflate for deflated entries
+  zlib1g-dev           # inflate for deflated zip entries
+  libdeflate-dev       # CRC-32 for zip entries (carry-less multiply: ~10x zlib's)
   libxnnpack-dev libpthreadpool-dev  # XNNPACK backend (src/lathe/backends); xnnpack.h includes pthreadpool.h
   libvulkan-dev glslc mesa-vulkan-drivers  # Vulkan backend: loader + headers, GLSL -> SPIR-V at build time, lavapipe (a CPU Vulkan device) for its tests
   clang libclang-rt-14-dev  # `make fuzz`: clang++ and libFuzzer's runtime (only a recommendation of clang)

@@ -55,21 +55,24 @@ inline uint64_t load64(const std::byte* p) {
 
 // Appends little-endian fields to a byte buffer (std::string or
 // std::vector<std::byte>).
+template <typename Buffer, size_t N>
+void put_le(Buffer& out, uint64_t v) {
+  using T = typename Buffer::value_type;
+  T bytes[N];
+  for (size_t i = 0; i < N; ++i) bytes[i] = static_cast<T>((v >> (8 * i)) & 0xFF);
+  out.insert(out.end(), bytes, bytes + N);
+}
 template <typename Buffer>
 void put16(Buffer& out, uint16_t v) {
-  using T = typename Buffer::value_type;
-  out.push_back(static_cast<T>(v & 0xFF));
-  out.push_back(static_cast<T>(v >> 8));
+  put_le<Buffer, 2>(out, v);
 }
 template <typename Buffer>
 void put32(Buffer& out, uint32_t v) {
-  put16(out, static_cast<uint16_t>(v & 0xFFFF));
-  put16(out, static_cast<uint16_t>(v >> 16));
+  put_le<Buffer, 4>(out, v);
 }
 template <typename Buffer>
 void put64(Buffer& out, uint64_t v) {
-  put32(out, static_cast<uint32_t>(v & 0xFFFFFFFFu));
-  put32(out, static_cast<uint32_t>(v >> 32));
+  put_le<Buffer, 8>(out, v);
 }
 
 inline std::string hex32(uint32_t v) {

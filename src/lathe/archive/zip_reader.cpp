@@ -9,6 +9,7 @@
 #include <cstring>
 #include <optional>
 
+#include "lathe/archive/crc32.h"
 #include "lathe/archive/zip_format.h"
 #include "lathe/core/mapped_file.h"
 
@@ -37,10 +38,7 @@ std::string method_name(uint16_t method) {
   return "method " + num(method);
 }
 
-uint32_t crc_of(std::span<const std::byte> bytes) {
-  return static_cast<uint32_t>(
-      crc32_z(0, reinterpret_cast<const Bytef*>(bytes.data()), bytes.size()));
-}
+uint32_t crc_of(std::span<const std::byte> bytes) { return crc32_update(0, bytes); }
 
 // Fields a central entry marked 0xFFFFFFFF (or 0xFFFF for the disk) take from
 // the zip64 extended-information extra field, in the order APPNOTE 4.5.3

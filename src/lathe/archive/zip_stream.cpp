@@ -5,6 +5,7 @@
 #include <climits>
 #include <vector>
 
+#include "lathe/archive/crc32.h"
 #include "lathe/archive/zip_format.h"
 #include "lathe/archive/zip_reader.h"
 
@@ -16,10 +17,6 @@ namespace {
 
 constexpr size_t kChunk = 1 << 20;
 
-uint32_t crc_update(uint32_t crc, std::span<const std::byte> b) {
-  return static_cast<uint32_t>(crc32_z(crc, reinterpret_cast<const Bytef*>(b.data()), b.size()));
-}
-
 }  // namespace
 
 Status ZipReader::stream(const ZipEntry& e, const std::function<Status(std::span<const std::byte>)>& sink) const {
@@ -27,7 +24,7 @@ Status ZipReader::stream(const ZipEntry& e, const std::function<Status(std::span
   uint32_t crc = 0;
   uint64_t produced = 0;
   auto emit = [&](std::span<const std::byte> chunk) -> Status {
-    crc = crc_update(crc, chunk);
+    crc = crc32_update(crc, chunk);
     produced += chunk.size();
     if (produced > e.size) {
       return entry_error(e, "inflates to more than its declared size of " + std::to_string(e.size) + " bytes");

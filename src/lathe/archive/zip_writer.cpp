@@ -1,9 +1,8 @@
 #include "lathe/archive/zip_writer.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 
+#include "lathe/archive/crc32.h"
 #include "lathe/archive/zip_format.h"
 
 namespace lathe {
@@ -29,6 +28,11 @@ struct Layout {
   }
   uint16_t version() const { return zip64() ? kVersionZip64 : kVersionDefault; }
 };
+
+void append_name(std::vector<std::byte>& out, std::string_view name) {
+  const auto* p = reinterpret_cast<const std::byte*>(name.data());
+  out.insert(out.end(), p, p + name.size());
+}
 
 // Like miniz (mz_zip_writer_add_mem_ex_v2), an empty entry gets no data
 // descriptor and so no 0x0008 flag: its zero CRC and sizes in the local
@@ -72,14 +76,14 @@ Status ZipWriter::add(std::string_view name, uint64_t size, const ByteSource::Pr
   uint32_t crc = 0;
   uint64_t written = 0;
   Status data_written = produce([&](std::span<const std::byte> chunk) -> Status {
-    crc = static_cast<uint32_t>(crc32_z(crc, reinterpret_cast<const Bytef*>(chunk.data()), chunk.size()));
+    crc = crc32_update(crc, chunk);
     written += chunk.size();
     return sink_.write(chunk);
   });
   if (data_written.ok() && written != size) {
     data_written = make_error("produced " + std::to_string(written) + " bytes, not the " + std::to_string(size) + " declared");
   }
-  if (!data_written.ok()) return fail("entry " + entry.quoted + ": " + data_written.error().message());
+  if (!data_written.ok()) return fail("entry " + zip_detail::quoted(name) + ": " + data_written.error().message());
   return end_entry(entry, crc);
 }
 
@@ -87,22 +91,22 @@ Status ZipWriter::add(std::string_view name, const FileExtent& extent) {
   if (!extent.crc32) return add(name, extent.bytes());
   LATHE_ASSIGN_OR_RETURN(Entry entry, begin_entry(name, extent.size));
   Status copied = extent.size == 0 ? Status::Ok() : sink_.copy(extent);
-  if (!copied.ok()) return fail("entry " + entry.quoted + ": " + copied.error().message());
+  if (!copied.ok()) return fail("entry " + zip_detail::quoted(name) + ": " + copied.error().message());
   return end_entry(entry, *extent.crc32);
 }
 
 Result<ZipWriter::Entry> ZipWriter::begin_entry(std::string_view name, uint64_t size) {
-  Entry e{std::string(name), zip_detail::quoted(name), size, sink_.position() - start_};
-  const std::string& quoted = e.quoted;
-  if (finished_) return make_error("zip writer: cannot add entry " + quoted + " after finish()");
+  Entry e{name, size, sink_.position() - start_};
+  auto quoted = [&] { return zip_detail::quoted(name); };  // for messages only
+  if (finished_) return make_error("zip writer: cannot add entry " + quoted() + " after finish()");
   if (failed_)
-    return make_error("zip writer: cannot add entry " + quoted + " after an earlier write failed");
+    return make_error("zip writer: cannot add entry " + quoted() + " after an earlier write failed");
   // Refused names are caught before anything is written, so the archive is
   // still usable afterwards.
   if (auto problem = name_problem(name))
-    return make_error("zip writer: entry " + quoted + ": " + *problem);
-  if (!names_.insert(std::string(name)).second) {
-    return make_error("zip writer: duplicate entry name " + quoted);
+    return make_error("zip writer: entry " + quoted() + ": " + *problem);
+  if (!names_.emplace(name).second) {
+    return make_error("zip writer: duplicate entry name " + quoted());
   }
   const auto name_len = static_cast<uint16_t>(name.size());
   const Layout layout(size, e.offset);
@@ -131,7 +135,7 @@ Result<ZipWriter::Entry> ZipWriter::begin_entry(std::string_view name, uint64_t 
   put32(head, 0);  // uncompressed size
   put16(head, name_len);
   put16(head, extra_len);
-  for (char c : name) head.push_back(static_cast<std::byte>(c));
+  append_name(head, name);
   if (layout.zip64()) {
     put16(head, kZip64ExtraId);
     put16(head, static_cast<uint16_t>(zip64_local_len - 4));
@@ -145,7 +149,7 @@ Result<ZipWriter::Entry> ZipWriter::begin_entry(std::string_view name, uint64_t 
   put16(head, pad);
   head.insert(head.end(), pad, std::byte{'Z'});
   Status head_written = sink_.write(as_bytes(head));
-  if (!head_written.ok()) return fail("entry " + quoted + ": " + head_written.error().message()).error();
+  if (!head_written.ok()) return fail("entry " + quoted() + ": " + head_written.error().message()).error();
   return e;
 }
 
@@ -168,7 +172,7 @@ Status ZipWriter::end_entry(const Entry& e, uint32_t crc) {
     }
   }
   Status s = sink_.write(as_bytes(descriptor));
-  if (!s.ok()) return fail("entry " + e.quoted + ": " + s.error().message());
+  if (!s.ok()) return fail("entry " + zip_detail::quoted(e.name) + ": " + s.error().message());
 
   // Central directory entry, kept until finish().
   const uint16_t zip64_central_len = layout.zip64_extra_len();
@@ -189,7 +193,7 @@ Status ZipWriter::end_entry(const Entry& e, uint32_t crc) {
   put16(central_, 0);  // internal attributes
   put32(central_, 0);  // external attributes
   put32(central_, static_cast<uint32_t>(std::min<uint64_t>(e.offset, kMax32)));
-  for (char c : e.name) central_.push_back(static_cast<std::byte>(c));
+  append_name(central_, e.name);
   if (layout.zip64()) {
     put16(central_, kZip64ExtraId);
     put16(central_, static_cast<uint16_t>(zip64_central_len - 4));

@@ -61,8 +61,7 @@ class ZipWriter {
  private:
   // An entry between its local header and its data descriptor.
   struct Entry {
-    std::string name;
-    std::string quoted;  // for messages
+    std::string_view name;  // the caller's, for the length of one add()
     uint64_t size;
     uint64_t offset;  // of the local header, from the start of the archive
   };

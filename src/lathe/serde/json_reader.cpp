@@ -1,6 +1,7 @@
 #include "lathe/serde/json_reader.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #if defined(__SSE2__)
@@ -41,15 +42,26 @@ std::optional<size_t> scan_bytes(const unsigned char* p, size_t from, size_t to,
 }
 
 #if defined(__SSE2__)
-// Bit k set where block[k] == c, for a 64-byte block.
-uint64_t bytes_equal(const unsigned char* block, char c) {
-  const __m128i want = _mm_set1_epi8(c);
-  uint64_t mask = 0;
+// For a 64-byte block: bit k of each mask is set where byte k is a quote, a
+// backslash, an opening or a closing bracket. ('[' | 0x20 is '{' and
+// ']' | 0x20 is '}', so one comparison finds both kinds of each.)
+struct BlockMasks {
+  uint64_t quote = 0, backslash = 0, open = 0, close = 0;
+};
+BlockMasks block_masks(const unsigned char* block) {
+  const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
+  const __m128i open = _mm_set1_epi8('{'), close = _mm_set1_epi8('}'), case_bit = _mm_set1_epi8(0x20);
+  BlockMasks m;
   for (int k = 0; k < 4; ++k) {
-    __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 16 * k));
-    mask |= static_cast<uint64_t>(static_cast<uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(b, want)))) << (16 * k);
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 16 * k));
+    const __m128i folded = _mm_or_si128(b, case_bit);
+    auto bits = [&](__m128i eq) { return static_cast<uint64_t>(static_cast<uint16_t>(_mm_movemask_epi8(eq))) << (16 * k); };
+    m.quote |= bits(_mm_cmpeq_epi8(b, quote));
+    m.backslash |= bits(_mm_cmpeq_epi8(b, backslash));
+    m.open |= bits(_mm_cmpeq_epi8(folded, open));
+    m.close |= bits(_mm_cmpeq_epi8(folded, close));
   }
-  return mask;
+  return m;
 }
 
 // Bit k is the XOR of bits 0..k: 1 from an opening quote to before its
@@ -59,17 +71,23 @@ uint64_t prefix_xor(uint64_t x) {
   return x;
 }
 
+// Set bits, without a library call where the target has no POPCNT.
+size_t bit_count(uint64_t x) {
+  x = x - ((x >> 1) & 0x5555555555555555ull);
+  x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+  x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0Full;
+  return static_cast<size_t>((x * 0x0101010101010101ull) >> 56);
+}
+
 // A 64-byte block without backslashes, taken whole: quotes toggle strings,
 // brackets outside them are counted. False (nothing changed) when the block
 // could cross the limit or a closer could meet depth 0, which scan_bytes
 // then settles byte by byte.
 bool scan_block(const unsigned char* b, size_t max_depth, NestingScan& s) {
-  if (s.escaped || bytes_equal(b, '\\') != 0) return false;
-  const uint64_t in_string = prefix_xor(bytes_equal(b, '"')) ^ (s.in_string ? ~uint64_t{0} : 0);
-  const uint64_t open = (bytes_equal(b, '[') | bytes_equal(b, '{')) & ~in_string;
-  const uint64_t close = (bytes_equal(b, ']') | bytes_equal(b, '}')) & ~in_string;
-  const auto opens = static_cast<size_t>(__builtin_popcountll(open));
-  const auto closes = static_cast<size_t>(__builtin_popcountll(close));
+  const BlockMasks m = block_masks(b);
+  if (s.escaped || m.backslash != 0) return false;
+  const uint64_t in_string = prefix_xor(m.quote) ^ (s.in_string ? ~uint64_t{0} : 0);
+  const size_t opens = bit_count(m.open & ~in_string), closes = bit_count(m.close & ~in_string);
   if (s.depth < closes || s.depth + opens > max_depth) return false;
   s.depth = s.depth + opens - closes;
   s.in_string = (in_string >> 63) != 0;
@@ -128,6 +146,43 @@ Result<Value> Document::root() {
   return v;
 }
 
+Result<Value> Document::rewind() {
+  doc_.rewind();
+  return root();
+}
+
+size_t TensorMetaCache::TextHash::operator()(std::string_view s) const {
+  uint64_t h = s.size();
+  size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    h = (h ^ w) * 0x9E3779B97F4A7C15ull;
+    h ^= h >> 29;
+  }
+  for (; i < s.size(); ++i) h = (h ^ static_cast<unsigned char>(s[i])) * 0x100000001B3ull;
+  return static_cast<size_t>(h);
+}
+
+Result<const TensorMeta*> TensorMetaCache::get(const Reader& r, Value& v, const JsonPath& p) {
+  LATHE_ASSIGN_OR_RETURN(std::string_view text, r.raw_view(v, p));
+  if (const TensorMeta* const* known = index_.find(text)) return *known;
+  // Decoded from its text (a view inside the document, so the document's
+  // padding follows it).
+  LATHE_ASSIGN_OR_RETURN(auto doc, Document::parse(text, r.origin(), simdjson::SIMDJSON_PADDING));
+  LATHE_ASSIGN_OR_RETURN(Value root, doc->root());
+  LATHE_ASSIGN_OR_RETURN(TensorMeta meta, r.tensor_meta(root, p));
+  const TensorMeta* kept = &metas_.emplace_back(std::move(meta));
+  index_.emplace(text, kept);
+  return kept;
+}
+
+Result<std::string_view> Reader::raw_view(Value& v, const JsonPath& p) const {
+  std::string_view text;
+  if (auto err = simdjson::to_json_string(v).get(text)) return failure(p, err, "a value");
+  return text;
+}
+
 Error Reader::failure(const JsonPath& path, simdjson::error_code code, const std::string& what) const {
   if (code == simdjson::INCORRECT_TYPE || code == simdjson::NUMBER_OUT_OF_RANGE) {
     return error(path, "expected " + what);
@@ -166,6 +221,8 @@ Result<bool> Reader::is_null(Value& v, const JsonPath& p) const {
 }
 
 Result<int64_t> Reader::int64(Value& v, const JsonPath& p) const {
+  int64_t direct;
+  if (!v.get_int64().get(direct)) return direct;  // the common case, parsed once
   od::number_type nt;
   if (auto err = v.get_number_type().get(nt)) return failure(p, err, "an integer");
   if (nt == od::number_type::signed_integer) {

@@ -14,6 +14,7 @@
 #include <simdjson.h>
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,6 +22,7 @@
 #include <utility>
 
 #include "lathe/core/result.h"
+#include "lathe/ir/flat_map.h"
 #include "lathe/ir/symbolic.h"
 #include "lathe/ir/value.h"
 #include "lathe/serde/json_path.h"
@@ -48,6 +50,8 @@ class Document {
   static Result<std::unique_ptr<Document>> parse(std::string_view text, const std::string& origin,
                                                  size_t readable_after = 0);
   Result<Value> root();
+  // Back to the start, for a second look (Values from before are invalid).
+  Result<Value> rewind();
 
  private:
   Document() = default;
@@ -96,6 +100,11 @@ class Reader {
   Result<bool> is_null(Value& v, const JsonPath& p) const;
   // The value's JSON text, compact (for records carried verbatim).
   Result<std::string> raw(Value& v, const JsonPath& p) const;
+  // The value's text as it stands in the document (no copy): a member met
+  // before the members it depends on is kept so, and decoded later with
+  // Document::parse(text, origin, SIMDJSON_PADDING) (the document's own
+  // bytes and padding follow it).
+  Result<std::string_view> raw_view(Value& v, const JsonPath& p) const;
 
   Result<SymDim> sym_int(Value& v, const JsonPath& p) const;  // SymInt union
   Result<SymExpr> sym_expr(Value& v, const JsonPath& p) const;
@@ -104,6 +113,23 @@ class Reader {
 
  private:
   std::string origin_;
+};
+
+// Tensor metadata by its text. Most tensors of a program share their
+// metadata's text with many others (every layer of a stack has the same
+// shapes), so each distinct text is decoded once; the others are found by
+// their text and copied. Keys view the document: a cache lives no longer.
+class TensorMetaCache {
+ public:
+  Result<const TensorMeta*> get(const Reader& r, Value& v, const JsonPath& p);
+
+ private:
+  // A quick hash of a short text (~200 bytes), eight bytes at a time.
+  struct TextHash {
+    size_t operator()(std::string_view s) const;
+  };
+  std::deque<TensorMeta> metas_;  // stable addresses
+  FlatMap<std::string_view, const TensorMeta*, TextHash> index_;
 };
 
 template <typename Fn>

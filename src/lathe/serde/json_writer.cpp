@@ -1,5 +1,6 @@
 #include "lathe/serde/json_writer.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -89,27 +90,50 @@ bool append_escaped(std::string& out, std::string_view s) {
 
 }  // namespace
 
+// The room ahead is made 64 KiB at a time: std::string fills what it grows
+// by with zeros, and a small step keeps those bytes in cache until they are
+// overwritten (growing to the reserved capacity at once wrote it all twice).
+constexpr size_t kRoomStep = 64 << 10;
+
+Writer::Writer(std::string& out) : out_(out), data_(nullptr), used_(out.size()), capacity_(out.size()) {}
+
+Writer::~Writer() { out_.resize(used_); }
+
+void Writer::grow(size_t n) {
+  out_.resize(used_ + std::max(n, kRoomStep));  // within the reserved capacity, no copy
+  data_ = out_.data();
+  capacity_ = out_.size();
+}
+
 void Writer::quoted(std::string_view s) {
   // Most strings (names, targets, keys) are plain ASCII: one scan, one copy.
   size_t i = 0;
   while (i < s.size() && kByteClass[static_cast<uint8_t>(s[i])] == kPlain) ++i;
-  const size_t start = out_.size();
-  out_.push_back('"');
   if (i == s.size()) {
-    out_.append(s.data(), s.size());
-  } else if (!append_escaped(out_, s)) {
-    out_.resize(start);
-    nlohmann::ordered_json j = std::string(s);
-    out_ += j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+    char* p = room(s.size() + 2);
+    *p++ = '"';
+    std::memcpy(p, s.data(), s.size());
+    p[s.size()] = '"';
+    used_ += s.size() + 2;
     return;
   }
-  out_.push_back('"');
+  // Escapes: rare (stack traces, odd names), so built on the side.
+  std::string body;
+  if (append_escaped(body, s)) {
+    put('"');
+    append(body.data(), body.size());
+    put('"');
+    return;
+  }
+  nlohmann::ordered_json j = std::string(s);
+  const std::string text = j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  append(text.data(), text.size());
 }
 
 Writer& Writer::key(std::string_view k) {
   separate();
   quoted(k);
-  out_.push_back(':');
+  put(':');
   first_ = true;  // the member's value takes no comma
   return *this;
 }
@@ -122,21 +146,20 @@ Writer& Writer::string(std::string_view s) {
 
 Writer& Writer::integer(int64_t i) {
   separate();
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof buf, i);
-  out_.append(buf, static_cast<size_t>(r.ptr - buf));
+  char* p = room(24);
+  used_ += static_cast<size_t>(std::to_chars(p, p + 24, i).ptr - p);
   return *this;
 }
 
 Writer& Writer::boolean(bool b) {
   separate();
-  out_.append(b ? "true" : "false", b ? 4 : 5);
+  append(b ? "true" : "false", b ? 4 : 5);
   return *this;
 }
 
 Writer& Writer::null() {
   separate();
-  out_.append("null", 4);
+  append("null", 4);
   return *this;
 }
 
@@ -144,15 +167,14 @@ Writer& Writer::number(double d) {
   if (std::isnan(d)) return string("NaN");
   if (std::isinf(d)) return string(d > 0 ? "Infinity" : "-Infinity");
   separate();
-  char buf[64];
-  char* end = nlohmann::detail::to_chars(buf, buf + sizeof buf, d);
-  out_.append(buf, static_cast<size_t>(end - buf));
+  char* p = room(64);
+  used_ += static_cast<size_t>(nlohmann::detail::to_chars(p, p + 64, d) - p);
   return *this;
 }
 
 Writer& Writer::raw(std::string_view json) {
   separate();
-  out_.append(json.data(), json.size());
+  append(json.data(), json.size());
   return *this;
 }
 

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -23,13 +24,32 @@ namespace lathe::json {
 
 class Writer {
  public:
-  explicit Writer(std::string& out) : out_(out) {}
+  // Appends to `out` (whose contents stay in front).
+  explicit Writer(std::string& out);
+  // Gives `out` its final length (the writer keeps spare room while it runs).
+  ~Writer();
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
 
   Writer& begin_object() { return open('{'); }
   Writer& end_object() { return close('}'); }
   Writer& begin_array() { return open('['); }
   Writer& end_array() { return close(']'); }
-  // A member name; its value follows.
+  // A member name; its value follows. Names that are string literals (the
+  // schema's own) are known to need no escaping and are copied as they are.
+  template <size_t N>
+  Writer& key(const char (&k)[N]) {
+    separate();
+    char* p = room(N + 2);
+    *p++ = '"';
+    std::memcpy(p, k, N - 1);
+    p += N - 1;
+    *p++ = '"';
+    *p++ = ':';
+    used_ = static_cast<size_t>(p - data_);
+    first_ = true;  // the member's value takes no comma
+    return *this;
+  }
   Writer& key(std::string_view k);
 
   Writer& string(std::string_view s);
@@ -44,28 +64,46 @@ class Writer {
 
   // {"<k>": <value written by the caller>}: opens the object and names the
   // member; close it with end_object().
-  Writer& begin_union(std::string_view k) { return begin_object().key(k); }
+  template <typename K>
+  Writer& begin_union(const K& k) {
+    return begin_object().key(k);
+  }
 
  private:
   Writer& open(char c) {
     separate();
-    out_.push_back(c);
+    put(c);
     first_ = true;
     return *this;
   }
   Writer& close(char c) {
-    out_.push_back(c);
+    put(c);
     first_ = false;
     return *this;
   }
   // A comma before every value but the first of its object or array.
   void separate() {
-    if (!first_) out_.push_back(',');
+    if (!first_) put(',');
     first_ = false;
   }
+  void put(char c) { *room(1) = c, ++used_; }
+  void append(const char* p, size_t n) {
+    std::memcpy(room(n), p, n);
+    used_ += n;
+  }
+  // At least n writable bytes at data_ + used_.
+  char* room(size_t n) {
+    if (capacity_ - used_ < n) grow(n);
+    return data_ + used_;
+  }
+  void grow(size_t n);
   void quoted(std::string_view s);
 
   std::string& out_;
+  // out_ is kept larger than what is written (spare room instead of a
+  // capacity check per character); used_ is the written length.
+  char* data_;
+  size_t used_, capacity_;
   bool first_ = true;  // nothing written yet at this level (or after a key)
 };
 

@@ -14,6 +14,7 @@ Result<PayloadConfig> decode_payload_config(std::string_view text, const std::st
   LATHE_ASSIGN_OR_RETURN(json::Object ro, r.object(root, p));
   LATHE_ASSIGN_OR_RETURN(json::Value cfg, r.field(ro, "config", p));
   PayloadConfig out;
+  json::TensorMetaCache metas;
   LATHE_RETURN_IF_ERROR(r.for_each_member(cfg, p.field("config"), [&](std::string_view fqn, json::Value& entry,
                                                                        const JsonPath& ep) -> Status {
     PayloadMeta m;
@@ -31,7 +32,8 @@ Result<PayloadConfig> decode_payload_config(std::string_view text, const std::st
       } else if (k == "use_pickle") {
         LATHE_ASSIGN_OR_RETURN(m.use_pickle, r.boolean(x, xp));
       } else if (k == "tensor_meta") {
-        LATHE_ASSIGN_OR_RETURN(m.tensor_meta, r.tensor_meta(x, xp));
+        LATHE_ASSIGN_OR_RETURN(const TensorMeta* meta, metas.get(r, x, xp));
+        m.tensor_meta = *meta;
       }
       return Status::Ok();
     }));
@@ -45,16 +47,18 @@ Result<PayloadConfig> decode_payload_config(std::string_view text, const std::st
 std::string encode_payload_config(const PayloadConfig& config) {
   std::string out;
   out.reserve(256 * config.size() + 64);
-  json::Writer w(out);
-  w.begin_object().key("config").begin_object();
-  for (const auto& [fqn, m] : config) {
-    w.key(fqn).begin_object().key("path_name").string(m.path_name);
-    w.key("is_param").boolean(m.is_param).key("use_pickle").boolean(m.use_pickle).key("tensor_meta");
-    if (m.tensor_meta) json::write_tensor_meta(w, *m.tensor_meta);
-    else w.null();
-    w.end_object();
+  {
+    json::Writer w(out);  // gives `out` its length when it goes
+    w.begin_object().key("config").begin_object();
+    for (const auto& [fqn, m] : config) {
+      w.key(fqn).begin_object().key("path_name").string(m.path_name);
+      w.key("is_param").boolean(m.is_param).key("use_pickle").boolean(m.use_pickle).key("tensor_meta");
+      if (m.tensor_meta) json::write_tensor_meta(w, *m.tensor_meta);
+      else w.null();
+      w.end_object();
+    }
+    w.end_object().end_object();
   }
-  w.end_object().end_object();
   return out;
 }
 

@@ -33,25 +33,40 @@ struct GraphState {
 class ProgramDecoder {
  public:
   explicit ProgramDecoder(const JsonDecodeOptions& options) : r_(options.origin), options_(options) {}
-  Result<std::unique_ptr<ExportedProgram>> decode(JValue& root);
+  Result<std::unique_ptr<ExportedProgram>> decode(json::Document& doc);
 
  private:
-  Status decode_schema_version(Object& root, const JsonPath& p, ExportedProgram& ep);
-  Status decode_body(Object& root, const JsonPath& p, ExportedProgram& ep);
-  Status decode_graph_module(Object& root, const JsonPath& p, ExportedProgram& ep);
-  Status decode_program_tables(Object& root, const JsonPath& p, ExportedProgram& ep);
+  // What the root's members have said so far.
+  struct RootState {
+    std::unique_ptr<ExportedProgram> ep;
+    bool have_graph_module = false;
+    bool have_torch_version = false;
+  };
+  Status decode_schema_version(JValue& sv, const JsonPath& svp, ExportedProgram& ep);
+  Status decode_root_member(std::string_view key, JValue& x, const JsonPath& mp, RootState& r);
+  Status decode_graph_module(JValue& v, const JsonPath& gp, ExportedProgram& ep);
   Status decode_range_constraints(JValue& v, const JsonPath& p, ExportedProgram& ep);
 
   // ---- graphs ----
   Status decode_graph(JValue& v, const JsonPath& p, Graph& g, size_t depth);
   Status decode_graph_input(JValue& v, const JsonPath& p, GraphState& s, size_t depth);
   Status decode_node(JValue& v, const JsonPath& p, GraphState& s, size_t depth);
+  Status decode_node_outputs(JValue& v, const JsonPath& p, GraphState& s, Node* node);
   Result<NamedArgument> decode_named_argument(JValue& v, const JsonPath& p, Graph& g, size_t depth);
   Status decode_metadata(JValue& v, const JsonPath& p, std::vector<std::pair<std::string, std::string>>& out);
-  Status decode_value_tables(Object& graph, const JsonPath& p, GraphState& s);
+  Status decode_value_table(std::string_view key, JValue& v, const JsonPath& p, GraphState& s);
   Status decode_tensor_values(JValue& v, const JsonPath& p, GraphState& s);
   template <ValueKind Kind, typename Decode>
-  Status decode_sym_table(Object& graph, std::string_view key, const JsonPath& p, Graph& g, Decode&& decode);
+  Status decode_sym_table(JValue& table, const JsonPath& p, Graph& g, Decode&& decode);
+  template <typename Out>
+  Result<Out> sym_scalar(JValue& v, const JsonPath& p);
+  // A member met before the members it depends on: its text and path.
+  struct Deferred {
+    std::string_view text;
+    JsonPath path;
+  };
+  template <typename Fn>
+  Status decode_later(const Deferred& d, Fn&& fn);
 
   // ---- values ----
   Result<lathe::Value*> define(GraphState& s, Node* producer, ValueKind kind, std::string_view name,
@@ -95,6 +110,7 @@ class ProgramDecoder {
 
   json::Reader r_;
   const JsonDecodeOptions& options_;
+  json::TensorMetaCache metas_;
 };
 
 // ===========================================================================
@@ -587,40 +603,74 @@ Result<NamedArgument> ProgramDecoder::decode_named_argument(JValue& v, const Jso
   return na;
 }
 
-Status ProgramDecoder::decode_node(JValue& v, const JsonPath& p, GraphState& s, size_t depth) {
-  Graph& g = s.g;
-  LATHE_ASSIGN_OR_RETURN(Object n, r_.object(v, p));
-  LATHE_ASSIGN_OR_RETURN(JValue te, r_.field(n, "target", p));
-  // Interned as read (OpTarget): no copy of the name per node.
-  LATHE_ASSIGN_OR_RETURN(std::string_view target, r_.string(te, p.field("target")));
-  OpTarget op(target);
+// The members of a node, taken in one pass in whatever order they come
+// (looking each up by name costs a search per member). The node is created
+// once its target and inputs are known; outputs met before that (no writer
+// does this) are kept as text and decoded after the pass.
+struct NodeMembers {
+  std::optional<OpTarget> target;
+  std::optional<std::vector<NamedArgument>> inputs;
+  std::optional<std::string_view> early_outputs;
+  std::vector<std::pair<std::string, std::string>> metadata;
+  std::optional<bool> hop_single_tensor_return;
+  std::optional<std::string_view> name;
+};
 
-  LATHE_ASSIGN_OR_RETURN(JValue ie, r_.field(n, "inputs", p));
-  std::vector<NamedArgument> args;
-  LATHE_RETURN_IF_ERROR(list(ie, p.field("inputs"), args, [&](JValue& in, const JsonPath& ap) {
-    return decode_named_argument(in, ap, g, depth);
-  }));
-  Node* node = g.create_node(op, std::move(args));
-
-  LATHE_ASSIGN_OR_RETURN(JValue oe, r_.field(n, "outputs", p));
+Status ProgramDecoder::decode_node_outputs(JValue& v, const JsonPath& p, GraphState& s, Node* node) {
   std::vector<Argument> outputs;
-  LATHE_RETURN_IF_ERROR(list(oe, p.field("outputs"), outputs, [&](JValue& out, const JsonPath& op) {
+  LATHE_RETURN_IF_ERROR(list(v, p, outputs, [&](JValue& out, const JsonPath& op) {
     return decode_defining_argument(out, op, s, node);
   }));
-  g.set_node_outputs(node, std::move(outputs));
+  s.g.set_node_outputs(node, std::move(outputs));
+  return Status::Ok();
+}
 
-  LATHE_ASSIGN_OR_RETURN(std::optional<JValue> md, r_.optional_field(n, "metadata", p));
-  if (md) LATHE_RETURN_IF_ERROR(decode_metadata(*md, p.field("metadata"), node->mutable_metadata()));
-  LATHE_ASSIGN_OR_RETURN(std::optional<JValue> hop, r_.optional_field(n, "is_hop_single_tensor_return", p));
-  if (hop) {
-    LATHE_ASSIGN_OR_RETURN(bool b, r_.boolean(*hop, p.field("is_hop_single_tensor_return")));
-    node->set_is_hop_single_tensor_return(b);
+Status ProgramDecoder::decode_node(JValue& v, const JsonPath& p, GraphState& s, size_t depth) {
+  Graph& g = s.g;
+  NodeMembers m;
+  Node* node = nullptr;
+  LATHE_RETURN_IF_ERROR(r_.for_each_member(v, p, [&](std::string_view key, JValue& x, const JsonPath& mp) -> Status {
+    if (key == "target" && !m.target) {
+      // Interned as read (OpTarget): no copy of the name per node.
+      LATHE_ASSIGN_OR_RETURN(std::string_view target, r_.string(x, mp));
+      m.target = OpTarget(target);
+    } else if (key == "inputs" && !m.inputs) {
+      m.inputs.emplace();
+      return list(x, mp, *m.inputs, [&](JValue& in, const JsonPath& ap) { return decode_named_argument(in, ap, g, depth); });
+    } else if (key == "outputs" && !node && !m.early_outputs) {
+      if (!m.target || !m.inputs) {
+        std::string_view raw;
+        if (auto err = simdjson::to_json_string(x).get(raw)) return r_.failure(mp, err, "an array");
+        m.early_outputs = raw;
+        return Status::Ok();
+      }
+      node = g.create_node(*m.target, std::move(*m.inputs));
+      return decode_node_outputs(x, mp, s, node);
+    } else if (key == "metadata" || key == "is_hop_single_tensor_return" || key == "name") {
+      LATHE_ASSIGN_OR_RETURN(bool null, r_.is_null(x, mp));
+      if (null) return Status::Ok();
+      if (key == "metadata") return decode_metadata(x, mp, m.metadata);
+      if (key == "name") {
+        LATHE_ASSIGN_OR_RETURN(m.name, r_.string(x, mp));
+      } else {
+        LATHE_ASSIGN_OR_RETURN(m.hop_single_tensor_return, r_.boolean(x, mp));
+      }
+    }
+    return Status::Ok();
+  }));
+  if (!m.target) return r_.error(p, "missing field 'target'");
+  if (!m.inputs) return r_.error(p, "missing field 'inputs'");
+  if (!node) {
+    if (!m.early_outputs) return r_.error(p, "missing field 'outputs'");
+    node = g.create_node(*m.target, std::move(*m.inputs));
+    // A view inside the document, so the document's own padding follows it.
+    LATHE_ASSIGN_OR_RETURN(auto doc, json::Document::parse(*m.early_outputs, r_.origin(), simdjson::SIMDJSON_PADDING));
+    LATHE_ASSIGN_OR_RETURN(JValue outputs, doc->root());
+    LATHE_RETURN_IF_ERROR(decode_node_outputs(outputs, p.field("outputs"), s, node));
   }
-  LATHE_ASSIGN_OR_RETURN(std::optional<JValue> name, r_.optional_field(n, "name", p));
-  if (name) {
-    LATHE_ASSIGN_OR_RETURN(std::string_view str, r_.string(*name, p.field("name")));
-    node->set_explicit_name(std::string(str));
-  }
+  node->mutable_metadata() = std::move(m.metadata);
+  if (m.hop_single_tensor_return) node->set_is_hop_single_tensor_return(*m.hop_single_tensor_return);
+  if (m.name) node->set_explicit_name(std::string(*m.name));
   return Status::Ok();
 }
 
@@ -679,25 +729,22 @@ Status ProgramDecoder::decode_graph_input(JValue& in, const JsonPath& ap, GraphS
 // names no tensor of this graph, or one already described, is ignored.
 Status ProgramDecoder::decode_tensor_values(JValue& v, const JsonPath& p, GraphState& s) {
   return r_.for_each_member(v, p, [&](std::string_view name, JValue& x, const JsonPath& mp) -> Status {
-    LATHE_ASSIGN_OR_RETURN(TensorMeta meta, r_.tensor_meta(x, mp));
+    LATHE_ASSIGN_OR_RETURN(const TensorMeta* meta, metas_.get(r_, x, mp));
     lathe::Value* t = nullptr;
     if (s.next_tensor < s.tensors.size() && s.tensors[s.next_tensor]->name() == name) {
       t = s.tensors[s.next_tensor++];
     } else {
       t = s.g.find_value(name);
     }
-    if (t && t->kind() == ValueKind::Tensor && !t->meta()) t->set_meta(std::move(meta));
+    if (t && t->kind() == ValueKind::Tensor && !t->meta()) t->set_meta(*meta);
     return Status::Ok();
   });
 }
 
 // sym_int_values and the like: the first entry for a value of `Kind` wins.
 template <ValueKind Kind, typename Decode>
-Status ProgramDecoder::decode_sym_table(Object& graph, std::string_view key, const JsonPath& p, Graph& g,
-                                        Decode&& decode) {
-  LATHE_ASSIGN_OR_RETURN(std::optional<JValue> table, r_.optional_field(graph, key, p));
-  if (!table) return Status::Ok();
-  return r_.for_each_member(*table, p.field(key), [&](std::string_view name, JValue& v, const JsonPath& mp) -> Status {
+Status ProgramDecoder::decode_sym_table(JValue& table, const JsonPath& p, Graph& g, Decode&& decode) {
+  return r_.for_each_member(table, p, [&](std::string_view name, JValue& v, const JsonPath& mp) -> Status {
     LATHE_ASSIGN_OR_RETURN(auto decoded, decode(v, mp));
     lathe::Value* value = g.find_value(name);
     if (value && value->kind() == Kind && !value->sym()) value->set_sym(std::move(decoded));
@@ -705,72 +752,118 @@ Status ProgramDecoder::decode_sym_table(Object& graph, std::string_view key, con
   });
 }
 
-// The tables that describe a graph's values, in the schema's order (the
-// flag between them is read in passing, so no member is skipped twice).
-Status ProgramDecoder::decode_value_tables(Object& go, const JsonPath& p, GraphState& s) {
-  LATHE_ASSIGN_OR_RETURN(std::optional<JValue> tv, r_.optional_field(go, "tensor_values", p));
-  if (tv) LATHE_RETURN_IF_ERROR(decode_tensor_values(*tv, p.field("tensor_values"), s));
-  LATHE_RETURN_IF_ERROR(decode_sym_table<ValueKind::SymInt>(
-      go, "sym_int_values", p, s.g, [&](JValue& v, const JsonPath& mp) { return r_.sym_int(v, mp); }));
-  // {"as_bool": b} / {"as_float": f}, or {"as_expr": ...}
-  auto scalar = [&](auto literal_tag, JValue& v, const JsonPath& mp) {
-    using Out = std::conditional_t<std::is_same_v<decltype(literal_tag), bool>, SymBoolValue, SymFloatValue>;
-    Out out;
-    Status st = r_.union_member(v, mp, [&](std::string_view k, JValue& x, const JsonPath& xp) -> Status {
-      if (k == (std::is_same_v<Out, SymBoolValue> ? "as_bool" : "as_float")) {
-        if constexpr (std::is_same_v<Out, SymBoolValue>) {
-          LATHE_ASSIGN_OR_RETURN(bool b, r_.boolean(x, xp));
-          out.v = b;
-        } else {
-          LATHE_ASSIGN_OR_RETURN(double d, r_.float64(x, xp));
-          out.v = d;
-        }
+// {"as_bool": b} / {"as_float": f}, or {"as_expr": ...}
+template <typename Out>
+Result<Out> ProgramDecoder::sym_scalar(JValue& v, const JsonPath& p) {
+  constexpr bool is_bool = std::is_same_v<Out, SymBoolValue>;
+  Out out;
+  LATHE_RETURN_IF_ERROR(r_.union_member(v, p, [&](std::string_view k, JValue& x, const JsonPath& xp) -> Status {
+    if (k == (is_bool ? "as_bool" : "as_float")) {
+      if constexpr (is_bool) {
+        LATHE_ASSIGN_OR_RETURN(bool b, r_.boolean(x, xp));
+        out.v = b;
       } else {
-        LATHE_ASSIGN_OR_RETURN(SymExpr e, r_.sym_expr(x, xp));
-        out.v = std::move(e);
+        LATHE_ASSIGN_OR_RETURN(double d, r_.float64(x, xp));
+        out.v = d;
       }
-      return Status::Ok();
-    });
-    return st.ok() ? Result<Out>(std::move(out)) : Result<Out>(st.error());
-  };
-  LATHE_RETURN_IF_ERROR(decode_sym_table<ValueKind::SymBool>(
-      go, "sym_bool_values", p, s.g, [&](JValue& v, const JsonPath& mp) { return scalar(bool{}, v, mp); }));
-  LATHE_ASSIGN_OR_RETURN(std::optional<JValue> single, r_.optional_field(go, "is_single_tensor_return", p));
-  if (single) {
-    LATHE_ASSIGN_OR_RETURN(bool b, r_.boolean(*single, p.field("is_single_tensor_return")));
-    s.g.set_single_tensor_return(b);
+    } else {
+      LATHE_ASSIGN_OR_RETURN(SymExpr e, r_.sym_expr(x, xp));
+      out.v = std::move(e);
+    }
+    return Status::Ok();
+  }));
+  return out;
+}
+
+// One of the tables that describe a graph's values (`key` names it).
+Status ProgramDecoder::decode_value_table(std::string_view key, JValue& v, const JsonPath& p, GraphState& s) {
+  LATHE_ASSIGN_OR_RETURN(bool null, r_.is_null(v, p));
+  if (null) return Status::Ok();
+  if (key == "tensor_values") return decode_tensor_values(v, p, s);
+  if (key == "sym_int_values") {
+    return decode_sym_table<ValueKind::SymInt>(v, p, s.g, [&](JValue& x, const JsonPath& xp) { return r_.sym_int(x, xp); });
   }
-  LATHE_RETURN_IF_ERROR(decode_sym_table<ValueKind::SymFloat>(
-      go, "sym_float_values", p, s.g, [&](JValue& v, const JsonPath& mp) { return scalar(double{}, v, mp); }));
+  if (key == "sym_bool_values") {
+    return decode_sym_table<ValueKind::SymBool>(v, p, s.g, [&](JValue& x, const JsonPath& xp) {
+      return sym_scalar<SymBoolValue>(x, xp);
+    });
+  }
+  return decode_sym_table<ValueKind::SymFloat>(v, p, s.g, [&](JValue& x, const JsonPath& xp) {
+    return sym_scalar<SymFloatValue>(x, xp);
+  });
+}
+
+// A member kept as text (see Reader::raw_view), decoded now.
+template <typename Fn>
+Status ProgramDecoder::decode_later(const Deferred& d, Fn&& fn) {
+  LATHE_ASSIGN_OR_RETURN(auto doc, json::Document::parse(d.text, r_.origin(), simdjson::SIMDJSON_PADDING));
+  LATHE_ASSIGN_OR_RETURN(JValue v, doc->root());
+  return fn(v, d.path);
+}
+
+bool is_value_table(std::string_view key) {
+  return key == "tensor_values" || key == "sym_int_values" || key == "sym_bool_values" || key == "sym_float_values";
+}
+
+// One pass over the graph's members: inputs define placeholders, nodes
+// define values, the value tables (after the nodes) describe them, and the
+// outputs (before the nodes, but naming their values) are decoded last from
+// their text. A member met before what it needs (no writer does this) is
+// kept as text too, and decoded in turn.
+Status ProgramDecoder::decode_graph(JValue& v, const JsonPath& p, Graph& g, size_t depth) {
+  if (depth > options_.max_depth) return r_.error(p, "graphs nested deeper than " + std::to_string(options_.max_depth));
+  GraphState s{g, {}, 0};
+  bool have_inputs = false, have_nodes = false;
+  std::optional<Deferred> nodes, outputs;
+  std::vector<std::pair<std::string_view, Deferred>> tables;
+  auto decode_nodes = [&](JValue& x, const JsonPath& xp) {
+    return r_.for_each_element(x, xp, [&](JValue& n, const JsonPath& np) { return decode_node(n, np, s, depth); });
+  };
+  LATHE_RETURN_IF_ERROR(r_.for_each_member(v, p, [&](std::string_view key, JValue& x, const JsonPath& mp) -> Status {
+    if (key == "inputs" && !have_inputs) {
+      have_inputs = true;
+      return r_.for_each_element(x, mp, [&](JValue& in, const JsonPath& ap) { return decode_graph_input(in, ap, s, depth); });
+    }
+    if (key == "nodes" && !have_nodes && !nodes) {
+      if (!have_inputs) {
+        LATHE_ASSIGN_OR_RETURN(std::string_view text, r_.raw_view(x, mp));
+        nodes = Deferred{text, mp};
+        return Status::Ok();
+      }
+      have_nodes = true;
+      return decode_nodes(x, mp);
+    }
+    if (is_value_table(key)) {
+      if (have_nodes) return decode_value_table(key, x, mp, s);
+      LATHE_ASSIGN_OR_RETURN(std::string_view text, r_.raw_view(x, mp));
+      tables.emplace_back(key, Deferred{text, mp});
+    } else if (key == "outputs" && !outputs) {
+      LATHE_ASSIGN_OR_RETURN(std::string_view text, r_.raw_view(x, mp));
+      outputs = Deferred{text, mp};
+    } else if (key == "is_single_tensor_return") {
+      LATHE_ASSIGN_OR_RETURN(bool null, r_.is_null(x, mp));
+      if (null) return Status::Ok();
+      LATHE_ASSIGN_OR_RETURN(bool b, r_.boolean(x, mp));
+      g.set_single_tensor_return(b);
+    }
+    return Status::Ok();
+  }));
+  if (!have_inputs) return r_.error(p, "missing field 'inputs'");
+  if (!have_nodes && !nodes) return r_.error(p, "missing field 'nodes'");
+  if (nodes) LATHE_RETURN_IF_ERROR(decode_later(*nodes, decode_nodes));
+  for (const auto& [key, table] : tables) {
+    LATHE_RETURN_IF_ERROR(decode_later(table, [&](JValue& x, const JsonPath& xp) { return decode_value_table(key, x, xp, s); }));
+  }
   for (const lathe::Value* t : s.tensors) {
     if (!t->meta()) return r_.error(p.field("tensor_values"), "tensor '" + t->name() + "' has no entry in tensor_values");
   }
-  return Status::Ok();
-}
-
-// In file order as far as possible: inputs, nodes, then the tables that
-// describe their values, and last the outputs (which come before the nodes
-// but name their values; finding them again skips only the inputs).
-Status ProgramDecoder::decode_graph(JValue& v, const JsonPath& p, Graph& g, size_t depth) {
-  if (depth > options_.max_depth) return r_.error(p, "graphs nested deeper than " + std::to_string(options_.max_depth));
-  LATHE_ASSIGN_OR_RETURN(Object go, r_.object(v, p));
-  GraphState s{g, {}, 0};
-
-  LATHE_ASSIGN_OR_RETURN(JValue ie, r_.field(go, "inputs", p));
-  LATHE_RETURN_IF_ERROR(r_.for_each_element(ie, p.field("inputs"), [&](JValue& in, const JsonPath& ap) {
-    return decode_graph_input(in, ap, s, depth);
-  }));
-  LATHE_ASSIGN_OR_RETURN(JValue ne, r_.field(go, "nodes", p));
-  LATHE_RETURN_IF_ERROR(r_.for_each_element(ne, p.field("nodes"), [&](JValue& n, const JsonPath& np) {
-    return decode_node(n, np, s, depth);
-  }));
-  LATHE_RETURN_IF_ERROR(decode_value_tables(go, p, s));
-
-  LATHE_ASSIGN_OR_RETURN(JValue oe, r_.field(go, "outputs", p));
-  return r_.for_each_element(oe, p.field("outputs"), [&](JValue& out, const JsonPath& op) -> Status {
-    LATHE_ASSIGN_OR_RETURN(Argument a, decode_argument(out, op, g, depth));
-    g.insert_output(std::move(a));
-    return Status::Ok();
+  if (!outputs) return r_.error(p, "missing field 'outputs'");
+  return decode_later(*outputs, [&](JValue& x, const JsonPath& xp) {
+    return r_.for_each_element(x, xp, [&](JValue& out, const JsonPath& op) -> Status {
+      LATHE_ASSIGN_OR_RETURN(Argument a, decode_argument(out, op, g, depth));
+      g.insert_output(std::move(a));
+      return Status::Ok();
+    });
   });
 }
 
@@ -916,9 +1009,7 @@ Status ProgramDecoder::decode_signature(JValue& v, const JsonPath& p, ExportedPr
 // ===========================================================================
 // The program
 
-Status ProgramDecoder::decode_schema_version(Object& root, const JsonPath& p, ExportedProgram& ep) {
-  JsonPath svp = p.field("schema_version");
-  LATHE_ASSIGN_OR_RETURN(JValue sv, r_.field(root, "schema_version", p));
+Status ProgramDecoder::decode_schema_version(JValue& sv, const JsonPath& svp, ExportedProgram& ep) {
   simdjson::ondemand::json_type svt;
   if (auto err = sv.type().get(svt)) return r_.failure(svp, err, "a schema version");
   if (svt == simdjson::ondemand::json_type::number) {
@@ -950,40 +1041,39 @@ Status ProgramDecoder::decode_schema_version(Object& root, const JsonPath& p, Ex
   return Status::Ok();
 }
 
-Result<std::unique_ptr<ExportedProgram>> ProgramDecoder::decode(JValue& root_value) {
-  JsonPath p;
-  auto ep = std::make_unique<ExportedProgram>();
-  LATHE_ASSIGN_OR_RETURN(Object root, r_.object(root_value, p));
-  // Schema version first: it decides how to read everything else.
-  LATHE_RETURN_IF_ERROR(decode_schema_version(root, p, *ep));
-  Status body = decode_body(root, p, *ep);
-  if (!body.ok() && ep->legacy_schema_version) {
-    return Error(body.error().message() + " (in a schema-" + std::to_string(*ep->legacy_schema_version) +
-                 " program, written by PyTorch 2.2/2.3, which Lathe upgrades to schema 8)");
-  }
-  if (!body.ok()) return body.error();
-  return ep;
-}
-
-Status ProgramDecoder::decode_graph_module(Object& root, const JsonPath& p, ExportedProgram& ep) {
-  JsonPath gp = p.field("graph_module");
-  LATHE_ASSIGN_OR_RETURN(JValue gmv, r_.field(root, "graph_module", p));
-  LATHE_ASSIGN_OR_RETURN(Object gm, r_.object(gmv, gp));
-  LATHE_ASSIGN_OR_RETURN(JValue graph, r_.field(gm, "graph", gp));
-  LATHE_RETURN_IF_ERROR(decode_graph(graph, gp.field("graph"), ep.graph(), 0));
-  LATHE_ASSIGN_OR_RETURN(JValue sig, r_.field(gm, "signature", gp));
-  LATHE_RETURN_IF_ERROR(decode_signature(sig, gp.field("signature"), ep));
-  LATHE_ASSIGN_OR_RETURN(std::optional<JValue> mcg, r_.optional_field(gm, "module_call_graph", gp));
-  if (mcg) {
-    LATHE_ASSIGN_OR_RETURN(ep.module_call_graph_json, r_.raw(*mcg, gp.field("module_call_graph")));
-  }
-  LATHE_ASSIGN_OR_RETURN(std::optional<JValue> md, r_.optional_field(gm, "metadata", gp));
-  if (md) LATHE_RETURN_IF_ERROR(decode_metadata(*md, gp.field("metadata"), ep.graph_module_metadata));
-  LATHE_ASSIGN_OR_RETURN(std::optional<JValue> tn, r_.optional_field(gm, "treespec_namedtuple_fields", gp));
-  if (tn) {
-    LATHE_ASSIGN_OR_RETURN(ep.treespec_namedtuple_fields_json, r_.raw(*tn, gp.field("treespec_namedtuple_fields")));
-  }
-  return Status::Ok();
+// graph_module's members in one pass: the graph, then the signature (which
+// names the graph's values; kept as text if it comes first), and what is
+// carried verbatim.
+Status ProgramDecoder::decode_graph_module(JValue& v, const JsonPath& gp, ExportedProgram& ep) {
+  bool have_graph = false, have_signature = false;
+  std::optional<Deferred> early_signature;
+  LATHE_RETURN_IF_ERROR(r_.for_each_member(v, gp, [&](std::string_view key, JValue& x, const JsonPath& mp) -> Status {
+    if (key == "graph" && !have_graph) {
+      have_graph = true;
+      return decode_graph(x, mp, ep.graph(), 0);
+    }
+    if (key == "signature" && !have_signature) {
+      have_signature = true;
+      if (have_graph) return decode_signature(x, mp, ep);
+      LATHE_ASSIGN_OR_RETURN(std::string_view text, r_.raw_view(x, mp));
+      early_signature = Deferred{text, mp};
+      return Status::Ok();
+    }
+    LATHE_ASSIGN_OR_RETURN(bool null, r_.is_null(x, mp));
+    if (null) return Status::Ok();
+    if (key == "module_call_graph") {
+      LATHE_ASSIGN_OR_RETURN(ep.module_call_graph_json, r_.raw(x, mp));
+    } else if (key == "metadata") {
+      return decode_metadata(x, mp, ep.graph_module_metadata);
+    } else if (key == "treespec_namedtuple_fields") {
+      LATHE_ASSIGN_OR_RETURN(ep.treespec_namedtuple_fields_json, r_.raw(x, mp));
+    }
+    return Status::Ok();
+  }));
+  if (!have_graph) return r_.error(gp, "missing field 'graph'");
+  if (!have_signature) return r_.error(gp, "missing field 'signature'");
+  if (!early_signature) return Status::Ok();
+  return decode_later(*early_signature, [&](JValue& x, const JsonPath& xp) { return decode_signature(x, xp, ep); });
 }
 
 // Unbounded ends are written as null, as +-Infinity, or (int_oo) as
@@ -1013,51 +1103,83 @@ Status ProgramDecoder::decode_range_constraints(JValue& v, const JsonPath& p, Ex
   });
 }
 
-Status ProgramDecoder::decode_program_tables(Object& root, const JsonPath& p, ExportedProgram& ep) {
-  LATHE_ASSIGN_OR_RETURN(std::optional<JValue> ov, r_.optional_field(root, "opset_version", p));
-  if (ov) {
-    LATHE_RETURN_IF_ERROR(r_.for_each_member(*ov, p.field("opset_version"),
-                                             [&](std::string_view k, JValue& x, const JsonPath& xp) -> Status {
-                                               LATHE_ASSIGN_OR_RETURN(int64_t v, r_.int64(x, xp));
-                                               ep.opset_version.emplace_back(std::string(k), v);
-                                               return Status::Ok();
-                                             }));
+// A member of the root other than the schema version and the dialect.
+Status ProgramDecoder::decode_root_member(std::string_view key, JValue& x, const JsonPath& mp, RootState& r) {
+  ExportedProgram& ep = *r.ep;
+  if (key == "graph_module" && !r.have_graph_module) {
+    r.have_graph_module = true;
+    return decode_graph_module(x, mp, ep);
   }
-  LATHE_ASSIGN_OR_RETURN(std::optional<JValue> rc, r_.optional_field(root, "range_constraints", p));
-  if (rc) LATHE_RETURN_IF_ERROR(decode_range_constraints(*rc, p.field("range_constraints"), ep));
-  return Status::Ok();
-}
-
-Status ProgramDecoder::decode_body(Object& root, const JsonPath& p, ExportedProgram& ep) {
-  LATHE_RETURN_IF_ERROR(decode_graph_module(root, p, ep));
-  LATHE_RETURN_IF_ERROR(decode_program_tables(root, p, ep));
-  auto strings = [&](std::string_view key, std::vector<std::string>& out) -> Status {
-    LATHE_ASSIGN_OR_RETURN(std::optional<JValue> list, r_.optional_field(root, key, p));
-    if (!list) return Status::Ok();
-    return r_.for_each_element(*list, p.field(key), [&](JValue& x, const JsonPath& xp) -> Status {
-      LATHE_ASSIGN_OR_RETURN(std::string_view s, r_.string(x, xp));
+  LATHE_ASSIGN_OR_RETURN(bool null, r_.is_null(x, mp));
+  if (null) return Status::Ok();
+  auto strings = [&](std::vector<std::string>& out) {
+    return r_.for_each_element(x, mp, [&](JValue& e, const JsonPath& xp) -> Status {
+      LATHE_ASSIGN_OR_RETURN(std::string_view s, r_.string(e, xp));
       out.emplace_back(s);
       return Status::Ok();
     });
   };
-  LATHE_RETURN_IF_ERROR(strings("verifiers", ep.verifiers));
-  LATHE_ASSIGN_OR_RETURN(std::optional<JValue> tv, r_.optional_field(root, "torch_version", p));
-  if (tv) {
-    LATHE_ASSIGN_OR_RETURN(std::string_view s, r_.string(*tv, p.field("torch_version")));
-    ep.torch_version = std::string(s);
-  } else {
-    ep.torch_version = "<=2.4";  // the schema's default for files that predate the field
+  if (key == "opset_version") {
+    return r_.for_each_member(x, mp, [&](std::string_view k, JValue& y, const JsonPath& yp) -> Status {
+      LATHE_ASSIGN_OR_RETURN(int64_t v, r_.int64(y, yp));
+      ep.opset_version.emplace_back(std::string(k), v);
+      return Status::Ok();
+    });
   }
-  LATHE_RETURN_IF_ERROR(strings("guards_code", ep.guards_code));
-  if (ep.verifiers.empty()) {
-    // Before `verifiers`, the dialect was one string.
-    LATHE_ASSIGN_OR_RETURN(std::optional<JValue> dialect, r_.optional_field(root, "dialect", p));
-    if (dialect) {
-      LATHE_ASSIGN_OR_RETURN(std::string_view d, r_.string(*dialect, p.field("dialect")));
-      ep.verifiers.emplace_back(d);
-    }
+  if (key == "range_constraints") return decode_range_constraints(x, mp, ep);
+  if (key == "verifiers") return strings(ep.verifiers);
+  if (key == "guards_code") return strings(ep.guards_code);
+  if (key == "torch_version") {
+    LATHE_ASSIGN_OR_RETURN(std::string_view s, r_.string(x, mp));
+    ep.torch_version = std::string(s);
+    r.have_torch_version = true;
   }
   return Status::Ok();
+}
+
+// The root's members in one pass (graph_module, by far the largest, comes
+// first in every writer's files). The schema version is read where it
+// stands, yet its errors are reported as if it had been read first: when
+// anything before it fails, the document is rewound to look at it.
+Result<std::unique_ptr<ExportedProgram>> ProgramDecoder::decode(json::Document& doc) {
+  JsonPath p;
+  RootState r{std::make_unique<ExportedProgram>()};
+  ExportedProgram& ep = *r.ep;
+  LATHE_ASSIGN_OR_RETURN(JValue root, doc.root());
+  bool have_version = false;
+  std::optional<std::string_view> dialect;
+  Status body = r_.for_each_member(root, p, [&](std::string_view key, JValue& x, const JsonPath& mp) -> Status {
+    if (key == "schema_version" && !have_version) {
+      have_version = true;
+      return decode_schema_version(x, mp, ep);
+    }
+    if (key == "dialect") {
+      LATHE_ASSIGN_OR_RETURN(bool null, r_.is_null(x, mp));
+      if (null) return Status::Ok();
+      LATHE_ASSIGN_OR_RETURN(dialect, r_.string(x, mp));
+      return Status::Ok();
+    }
+    return decode_root_member(key, x, mp, r);
+  });
+  if (!body.ok() && !have_version) {
+    ExportedProgram version_only;
+    LATHE_ASSIGN_OR_RETURN(JValue again, doc.rewind());
+    LATHE_ASSIGN_OR_RETURN(Object o, r_.object(again, p));
+    LATHE_ASSIGN_OR_RETURN(JValue sv, r_.field(o, "schema_version", p));
+    LATHE_RETURN_IF_ERROR(decode_schema_version(sv, p.field("schema_version"), version_only));
+    ep.legacy_schema_version = version_only.legacy_schema_version;
+  }
+  if (!body.ok() && ep.legacy_schema_version) {
+    return Error(body.error().message() + " (in a schema-" + std::to_string(*ep.legacy_schema_version) +
+                 " program, written by PyTorch 2.2/2.3, which Lathe upgrades to schema 8)");
+  }
+  if (!body.ok()) return body.error();
+  if (!have_version) return r_.error(p, "missing field 'schema_version'");
+  if (!r.have_graph_module) return r_.error(p, "missing field 'graph_module'");
+  if (!r.have_torch_version) ep.torch_version = "<=2.4";  // the schema's default for files that predate the field
+  // Before `verifiers`, the dialect was one string.
+  if (ep.verifiers.empty() && dialect) ep.verifiers.emplace_back(*dialect);
+  return std::move(r.ep);
 }
 
 }  // namespace
@@ -1065,9 +1187,8 @@ Status ProgramDecoder::decode_body(Object& root, const JsonPath& p, ExportedProg
 Result<std::unique_ptr<ExportedProgram>> decode_program_json(std::string_view text, const JsonDecodeOptions& options) {
   LATHE_ASSIGN_OR_RETURN(std::unique_ptr<json::Document> doc,
                          json::Document::parse(text, options.origin, options.readable_after));
-  LATHE_ASSIGN_OR_RETURN(JValue root, doc->root());
   ProgramDecoder decoder(options);
-  return decoder.decode(root);
+  return decoder.decode(*doc);
 }
 
 }  // namespace lathe

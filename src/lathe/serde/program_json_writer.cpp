@@ -399,7 +399,7 @@ std::string encode_with_minor(const ExportedProgram& ep, int64_t minor) {
   std::string out;
   // Roughly what a node takes; too much costs address space, not memory.
   out.reserve(1024 * (ep.graph().node_count() + ep.graph().inputs().size()) + 4096);
-  Encoder(minor, out).encode(ep);
+  Encoder(minor, out).encode(ep);  // the writer gives `out` its length when the encoder goes
   return out;
 }
 
@@ -407,8 +407,10 @@ std::string encode_with_minor(const ExportedProgram& ep, int64_t minor) {
 
 std::string encode_tensor_meta_json(const TensorMeta& meta) {
   std::string out;
-  json::Writer w(out);
-  json::write_tensor_meta(w, meta);
+  {
+    json::Writer w(out);  // gives `out` its length when it goes
+    json::write_tensor_meta(w, meta);
+  }
   return out;
 }
 

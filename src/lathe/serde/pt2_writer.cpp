@@ -3,11 +3,12 @@
 // weights config, constants, constants config, models/<name>.json and sample
 // inputs; then extra/ records and the archive markers. Written to a temporary
 // file and renamed into place, so a failure never leaves a partial archive.
+#include <deque>
 #include <filesystem>
-#include <unordered_map>
 
 #include "lathe/archive/zip_writer.h"
 #include "lathe/core/atomic_file.h"
+#include "lathe/ir/flat_map.h"
 #include "lathe/serde/payload_config.h"
 #include "lathe/serde/pickled_state.h"
 #include "lathe/serde/program_json.h"
@@ -62,9 +63,8 @@ class ArchiveWriter {
   // record name relative to `dir` for `tensor`.
   Result<std::string> storage_record(const Tensor& t, const std::string& dir, const std::string& prefix,
                                      size_t& counter) {
-    auto key = std::make_pair(t.storage.get(), dir);
-    auto it = written_.find(key);
-    if (it != written_.end()) return it->second;
+    FlatMap<const Storage*, std::string>& written = written_in(dir);
+    if (const std::string* known = written.find(t.storage.get())) return *known;
     std::string name = prefix + std::to_string(counter++);
     // A weight still where the archive it was read from had it is copied
     // from there, with the CRC that archive recorded: never read here.
@@ -73,7 +73,7 @@ class ArchiveWriter {
     } else {
       LATHE_RETURN_IF_ERROR(add(dir + name, t.storage->bytes()));
     }
-    written_.emplace(key, name);
+    written.emplace(t.storage.get(), name);
     return name;
   }
 
@@ -82,15 +82,18 @@ class ArchiveWriter {
   size_t opaque_counter = 0;
 
  private:
-  struct KeyHash {
-    size_t operator()(const std::pair<const Storage*, std::string>& k) const {
-      return std::hash<const void*>()(k.first) ^ std::hash<std::string>()(k.second);
+  // The record each storage was written to, per folder (weights, constants).
+  FlatMap<const Storage*, std::string>& written_in(const std::string& dir) {
+    for (auto& [d, records] : written_) {
+      if (d == dir) return records;
     }
-  };
+    return written_.emplace_back(dir, FlatMap<const Storage*, std::string>()).second;
+  }
+
   ZipWriter& zip_;
   SerializationId id_;
   std::string top_;
-  std::unordered_map<std::pair<const Storage*, std::string>, std::string, KeyHash> written_;
+  std::deque<std::pair<std::string, FlatMap<const Storage*, std::string>>> written_;
 };
 
 // Never write what Lathe would not read: the sample inputs are copied
