@@ -36,6 +36,9 @@ enum class OutputKind {
 // Names as written in inspect output and in the schema's union keys.
 std::string_view input_kind_name(InputKind kind);   // "parameter", "user_input", ...
 std::string_view output_kind_name(OutputKind kind);  // "user_output", "buffer_mutation", ...
+// The placeholder name torch.export gives a lifted input: p_<fqn> for a
+// parameter, b_<fqn> for a buffer, c_<name> for a tensor constant, '.' -> '_'.
+std::string lifted_placeholder_name(InputKind kind, const std::string& target);
 
 struct InputSpec {
   InputKind kind = InputKind::UserInput;

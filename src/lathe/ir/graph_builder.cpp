@@ -18,12 +18,6 @@ namespace {
   std::abort();
 }
 
-std::string dots_to_underscores(std::string s) {
-  for (char& c : s)
-    if (c == '.') c = '_';
-  return s;
-}
-
 // FNV-1a: stable across platforms and runs, unlike std::hash.
 uint64_t fnv1a(const std::string& s) {
   uint64_t h = 1469598103934665603ull;
@@ -63,15 +57,7 @@ ExportedProgram& GraphBuilder::program() {
 
 Argument GraphBuilder::value_arg(Value* v) {
   if (!v) return OptionalTensor{nullptr};
-  switch (v->kind()) {
-    case ValueKind::SymInt: return SymIntArg{v};
-    case ValueKind::SymFloat: return SymFloatArg{v};
-    case ValueKind::SymBool: return SymBoolArg{v};
-    case ValueKind::CustomObj: return CustomObjRef{v};
-    case ValueKind::Tensor:
-    case ValueKind::Token: return TensorRef{v};
-  }
-  return TensorRef{v};
+  return value_argument(v);
 }
 
 TensorMeta GraphBuilder::tensor_meta(DType dtype, std::vector<SymDim> sizes) {
@@ -173,8 +159,8 @@ Value* GraphBuilder::parameter(const std::string& fqn, std::vector<int64_t> size
   Tensor t = deterministic_tensor(fqn, dtype, sizes);
   t.requires_grad = true;
   ep_->parameters.set(fqn, std::move(t));
-  return add_input(InputSpec{InputKind::Parameter, fqn, true, {}}, ValueKind::Tensor, "p_" + dots_to_underscores(fqn),
-                   std::move(meta));
+  return add_input(InputSpec{InputKind::Parameter, fqn, true, {}}, ValueKind::Tensor,
+                   lifted_placeholder_name(InputKind::Parameter, fqn), std::move(meta));
 }
 
 Value* GraphBuilder::buffer(const std::string& fqn, std::vector<int64_t> sizes, bool persistent, DType dtype) {
@@ -182,14 +168,14 @@ Value* GraphBuilder::buffer(const std::string& fqn, std::vector<int64_t> sizes, 
   Tensor t = deterministic_tensor(fqn, dtype, sizes);
   (persistent ? ep_->buffers : ep_->constants).set(fqn, std::move(t));
   return add_input(InputSpec{InputKind::Buffer, fqn, persistent, {}}, ValueKind::Tensor,
-                   "b_" + dots_to_underscores(fqn), tensor_meta(sizes, dtype));
+                   lifted_placeholder_name(InputKind::Buffer, fqn), tensor_meta(sizes, dtype));
 }
 
 Value* GraphBuilder::constant(const std::string& name, std::vector<int64_t> sizes, DType dtype) {
   if (!ep_) builder_fail("constant() on a builder of a bare graph");
   ep_->constants.set(name, deterministic_tensor(name, dtype, sizes));
   return add_input(InputSpec{InputKind::TensorConstant, name, true, {}}, ValueKind::Tensor,
-                   "c_" + dots_to_underscores(name), tensor_meta(sizes, dtype));
+                   lifted_placeholder_name(InputKind::TensorConstant, name), tensor_meta(sizes, dtype));
 }
 
 Value* GraphBuilder::user_input(const std::string& name, std::vector<int64_t> sizes, DType dtype) {

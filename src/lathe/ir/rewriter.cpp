@@ -8,23 +8,6 @@ namespace lathe {
 
 namespace {
 
-Argument value_argument(Value* v) {
-  switch (v->kind()) {
-    case ValueKind::SymInt: return SymIntArg{v};
-    case ValueKind::SymFloat: return SymFloatArg{v};
-    case ValueKind::SymBool: return SymBoolArg{v};
-    case ValueKind::CustomObj: return CustomObjRef{v};
-    case ValueKind::Tensor:
-    case ValueKind::Token: return TensorRef{v};
-  }
-  return TensorRef{v};
-}
-
-std::string dots_to_underscores(std::string s) {
-  std::replace(s.begin(), s.end(), '.', '_');
-  return s;
-}
-
 bool same_view(const Tensor& a, const Tensor& b) {
   return a.storage && a.storage == b.storage && a.dtype == b.dtype && a.sizes == b.sizes && a.strides == b.strides &&
          a.storage_offset == b.storage_offset;
@@ -373,18 +356,18 @@ Result<Value*> Rewriter::add_input(InputSpec spec, const std::string& name, std:
 }
 
 Result<Value*> Rewriter::add_parameter(const std::string& fqn, Tensor tensor) {
-  return add_input(InputSpec{InputKind::Parameter, fqn, true, {}}, "p_" + dots_to_underscores(fqn), std::move(tensor),
-                   std::nullopt);
+  return add_input(InputSpec{InputKind::Parameter, fqn, true, {}}, lifted_placeholder_name(InputKind::Parameter, fqn),
+                   std::move(tensor), std::nullopt);
 }
 
 Result<Value*> Rewriter::add_buffer(const std::string& fqn, Tensor tensor, bool persistent) {
-  return add_input(InputSpec{InputKind::Buffer, fqn, persistent, {}}, "b_" + dots_to_underscores(fqn),
+  return add_input(InputSpec{InputKind::Buffer, fqn, persistent, {}}, lifted_placeholder_name(InputKind::Buffer, fqn),
                    std::move(tensor), std::nullopt);
 }
 
 Result<Value*> Rewriter::add_constant(const std::string& name, Tensor tensor) {
-  return add_input(InputSpec{InputKind::TensorConstant, name, true, {}}, "c_" + dots_to_underscores(name),
-                   std::move(tensor), std::nullopt);
+  return add_input(InputSpec{InputKind::TensorConstant, name, true, {}},
+                   lifted_placeholder_name(InputKind::TensorConstant, name), std::move(tensor), std::nullopt);
 }
 
 Result<Value*> Rewriter::add_user_input(const std::string& name, TensorMeta meta) {
