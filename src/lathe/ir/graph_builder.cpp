@@ -47,8 +47,8 @@ uint16_t to_half(float f) {
 
 }  // namespace
 
-GraphBuilder::GraphBuilder(ExportedProgram& ep) : ep_(&ep), graph_(&ep.graph()) {}
-GraphBuilder::GraphBuilder(Graph& graph) : graph_(&graph) {}
+GraphBuilder::GraphBuilder(ExportedProgram& ep) : ep_(&ep), graph_(&ep.graph()), assembler_(ep.graph()) {}
+GraphBuilder::GraphBuilder(Graph& graph) : graph_(&graph), assembler_(graph) {}
 
 ExportedProgram& GraphBuilder::program() {
   if (!ep_) builder_fail("program() on a builder of a bare graph");
@@ -146,7 +146,7 @@ Value* GraphBuilder::add_input(InputSpec spec, ValueKind kind, const std::string
       }
     }
   }
-  Value* v = graph_->insert_placeholder(kind, name, pos);
+  Value* v = assembler_.insert_placeholder(kind, name, pos);
   if (meta) v->set_meta(std::move(*meta));
   if (ep_) ep_->input_specs.insert(ep_->input_specs.begin() + static_cast<std::ptrdiff_t>(pos), std::move(spec));
   return v;
@@ -201,7 +201,7 @@ Node* GraphBuilder::make_node(const std::string& op, std::vector<Arg> args) {
   std::vector<NamedArgument> inputs;
   inputs.reserve(args.size());
   for (auto& a : args) inputs.push_back(NamedArgument{std::move(a.name), std::move(a.value), a.kind});
-  last_node_ = graph_->create_node(full_target(op), std::move(inputs));
+  last_node_ = assembler_.create_node(full_target(op), std::move(inputs));
   return last_node_;
 }
 
@@ -212,7 +212,7 @@ Value* GraphBuilder::call(const std::string& op, std::vector<Arg> args, std::vec
 
 Value* GraphBuilder::call(const std::string& op, std::vector<Arg> args, TensorMeta meta, const std::string& name) {
   Node* n = make_node(op, std::move(args));
-  Value* v = graph_->add_node_output(n, ValueKind::Tensor, name.empty() ? op_base_name(op) : name);
+  Value* v = assembler_.add_node_output(n, ValueKind::Tensor, name.empty() ? op_base_name(op) : name);
   v->set_meta(std::move(meta));
   return v;
 }
@@ -227,7 +227,7 @@ std::vector<Value*> GraphBuilder::call_multi(const std::string& op, std::vector<
   Node* n = make_node(op, std::move(args));
   std::vector<Value*> out;
   for (size_t i = 0; i < outputs.size(); ++i) {
-    Value* v = graph_->add_node_output(n, ValueKind::Tensor, i < names.size() ? names[i] : "getitem");
+    Value* v = assembler_.add_node_output(n, ValueKind::Tensor, i < names.size() ? names[i] : "getitem");
     v->set_meta(std::move(outputs[i]));
     out.push_back(v);
   }
@@ -239,17 +239,17 @@ std::vector<Value*> GraphBuilder::call_list(const std::string& op, std::vector<A
   Node* n = make_node(op, std::move(args));
   std::vector<Value*> out;
   for (size_t i = 0; i < outputs.size(); ++i) {
-    Value* v = graph_->new_node_value(n, ValueKind::Tensor, i < names.size() ? names[i] : "getitem");
+    Value* v = assembler_.new_node_value(n, ValueKind::Tensor, i < names.size() ? names[i] : "getitem");
     v->set_meta(std::move(outputs[i]));
     out.push_back(v);
   }
-  graph_->set_node_outputs(n, {TensorList{out}});
+  assembler_.set_node_outputs(n, {TensorList{out}});
   return out;
 }
 
 Value* GraphBuilder::call_sym_int(const std::string& op, std::vector<Arg> args, SymDim sym, const std::string& name) {
   Node* n = make_node(op, std::move(args));
-  Value* v = graph_->add_node_output(n, ValueKind::SymInt, name.empty() ? op_base_name(op) : name);
+  Value* v = assembler_.add_node_output(n, ValueKind::SymInt, name.empty() ? op_base_name(op) : name);
   v->set_sym(std::move(sym));
   return v;
 }
@@ -257,7 +257,7 @@ Value* GraphBuilder::call_sym_int(const std::string& op, std::vector<Arg> args, 
 void GraphBuilder::user_output(Value* value) { user_output(value_arg(value)); }
 
 void GraphBuilder::user_output(Argument arg) {
-  graph_->insert_output(std::move(arg));
+  assembler_.insert_output(std::move(arg));
   if (ep_) ep_->output_specs.push_back(OutputSpec{OutputKind::UserOutput, ""});
 }
 
@@ -271,7 +271,7 @@ void GraphBuilder::insert_mutation_output(Value* value, OutputSpec spec) {
       break;
     }
   }
-  graph_->insert_output(value_arg(value), pos);
+  assembler_.insert_output(value_arg(value), pos);
   ep_->output_specs.insert(ep_->output_specs.begin() + static_cast<std::ptrdiff_t>(pos), std::move(spec));
 }
 

@@ -46,6 +46,7 @@
 #include <unordered_set>
 
 #include "lathe/analysis/constness.h"
+#include "lathe/ir/graph_assembler.h"
 #include "lathe/ir/op_catalogue.h"
 #include "lathe/ir/printer.h"
 #include "lathe/ir/rewriter.h"
@@ -213,7 +214,7 @@ class Folder {
   Result<ExportedProgram> build_scratch(const std::vector<Value*>& frontier) {
     ExportedProgram scratch;
     Rewriter srw(scratch);
-    Graph& g = scratch.graph();
+    GraphAssembler g(scratch.graph());
     std::unordered_map<const Value*, Value*> map;
     for (Node* n : order_) {
       for (Value* v : n->operand_values()) {

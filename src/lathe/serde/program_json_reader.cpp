@@ -9,6 +9,7 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "lathe/ir/graph_assembler.h"
 #include "lathe/serde/json_reader.h"
 #include "lathe/serde/program_json.h"
 
@@ -110,7 +111,8 @@ Result<lathe::Value*> ProgramDecoder::define(Graph& g, Node* producer, ValueKind
                                              ValueTables& t, const JsonPath& p) {
   std::string n(name);
   if (g.find_value(n)) return r_.error(p, "value '" + n + "' is defined twice");
-  lathe::Value* v = producer ? g.new_node_value(producer, kind, n) : g.insert_placeholder(kind, n);
+  GraphAssembler a(g);
+  lathe::Value* v = producer ? a.new_node_value(producer, kind, n) : a.insert_placeholder(kind, n);
   switch (kind) {
     case ValueKind::Tensor: {
       auto it = t.tensor_values.find(name);
@@ -546,7 +548,7 @@ Status ProgramDecoder::decode_node(JValue& v, const JsonPath& p, Graph& g, Value
     args.push_back(std::move(na));
     return Status::Ok();
   }));
-  Node* node = g.create_node(std::move(target_copy), std::move(args));
+  Node* node = GraphAssembler(g).create_node(std::move(target_copy), std::move(args));
 
   LATHE_ASSIGN_OR_RETURN(JValue oe, r_.field(n, "outputs", p));
   std::vector<Argument> outputs;
@@ -555,7 +557,7 @@ Status ProgramDecoder::decode_node(JValue& v, const JsonPath& p, Graph& g, Value
     outputs.push_back(std::move(a));
     return Status::Ok();
   }));
-  g.set_node_outputs(node, std::move(outputs));
+  GraphAssembler(g).set_node_outputs(node, std::move(outputs));
 
   LATHE_ASSIGN_OR_RETURN(std::optional<JValue> md, r_.optional_field(n, "metadata", p));
   if (md) LATHE_RETURN_IF_ERROR(decode_metadata(*md, p.field("metadata"), node->mutable_metadata()));
@@ -633,7 +635,7 @@ Status ProgramDecoder::decode_graph(JValue& v, const JsonPath& p, Graph& g, size
       literal = std::move(a);
       return Status::Ok();
     }));
-    if (literal) g.insert_literal_input(std::move(*literal));
+    if (literal) GraphAssembler(g).insert_literal_input(std::move(*literal));
     return Status::Ok();
   }));
 
@@ -645,13 +647,13 @@ Status ProgramDecoder::decode_graph(JValue& v, const JsonPath& p, Graph& g, size
   LATHE_ASSIGN_OR_RETURN(JValue oe, r_.field(go, "outputs", p));
   LATHE_RETURN_IF_ERROR(r_.for_each_element(oe, p.field("outputs"), [&](JValue& out, const JsonPath& op) -> Status {
     LATHE_ASSIGN_OR_RETURN(Argument a, decode_argument(out, op, g, depth));
-    g.insert_output(std::move(a));
+    GraphAssembler(g).insert_output(std::move(a));
     return Status::Ok();
   }));
   LATHE_ASSIGN_OR_RETURN(std::optional<JValue> single, r_.optional_field(go, "is_single_tensor_return", p));
   if (single) {
     LATHE_ASSIGN_OR_RETURN(bool b, r_.boolean(*single, p.field("is_single_tensor_return")));
-    g.set_single_tensor_return(b);
+    GraphAssembler(g).set_single_tensor_return(b);
   }
   return Status::Ok();
 }
