@@ -7,10 +7,10 @@
 #include <fstream>
 #include <iterator>
 
+#include "lathe/harness/reference.h"
 #include "lathe/lathe.h"
 #include "lathe/passes/constant_propagation.h"
 #include "lathe/runtime/compare.h"
-#include "lathe/runtime/reference.h"
 #include "support/testing.h"
 
 namespace lathe {

@@ -13,12 +13,12 @@
 #include "lathe/backends/lower.h"
 #include "lathe/backends/payload.h"
 #include "lathe/backends/xnnpack_backend.h"
+#include "lathe/harness/reference.h"
 #include "lathe/ir/graph_builder.h"
 #include "lathe/ir/rewriter.h"
 #include "lathe/ir/verify.h"
 #include "lathe/runtime/compare.h"
 #include "lathe/runtime/executor.h"
-#include "lathe/runtime/reference.h"
 #include "lathe/serde/pt2.h"
 #include "support/testing.h"
 

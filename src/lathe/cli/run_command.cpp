@@ -11,13 +11,13 @@
 #include "lathe/cli/commands.h"
 #include "lathe/cli/option_checks.h"
 #include "lathe/core/printable.h"
+#include "lathe/harness/default_inputs.h"
+#include "lathe/harness/npy.h"
+#include "lathe/harness/reference.h"
 #include "lathe/ir/printer.h"
 #include "lathe/runtime/compare.h"
-#include "lathe/runtime/default_inputs.h"
 #include "lathe/runtime/executor.h"
-#include "lathe/runtime/npy.h"
 #include "lathe/runtime/parallel.h"
-#include "lathe/runtime/reference.h"
 #include "lathe/serde/pt2.h"
 
 namespace lathe::cli {
