@@ -172,9 +172,17 @@ class Matcher {
     p.scales = tensor_arg(dq, arg::scales);
     Value* zeros = tensor_arg(dq, "zero_points");
     if (!p.x || !p.q || !p.scales) return "its tensor arguments are not where the schemas put them";
-
     // Constness first: it is the reason that matters most to backends.
-    for (auto [role, v] : {std::pair<const char*, Value*>{"quantized weight", p.q}, {"scales", p.scales},
+    if (std::string why = check_constant_and_alone(n, w, p, zeros); !why.empty()) return why;
+    if (std::string why = check_quantization(p); !why.empty()) return why;
+    if (std::string why = check_shapes(p, op); !why.empty()) return why;
+    return zeros ? check_zeros(zeros, op) : "";
+  }
+
+  // q, scales and zero points are compile-time constants, and the
+  // dequantize feeds only this linear (and transposes left dead).
+  std::string check_constant_and_alone(const Node* n, const Value* w, const Plan& p, const Value* zeros) const {
+    for (auto [role, v] : {std::pair<const char*, const Value*>{"quantized weight", p.q}, {"scales", p.scales},
                            {"zero points", zeros}}) {
       if (v && !k_.is_compile_time_constant(v)) return std::string(role) + " " + quoted(v) + " " + k_.explain(v);
     }
@@ -182,12 +190,16 @@ class Matcher {
     for (const Use& u : w->uses()) {
       if (u.user != n && !dead_transpose(u.user)) ++others;
     }
-    if (dq->defined_values().size() != 1 || others != 0) {
+    if (p.dq->defined_values().size() != 1 || others != 0) {
       return "dequantize " + quoted(w) + " has " + std::to_string(others) +
              " other user(s); fusing would keep it and read the weight twice";
     }
+    return "";
+  }
 
-    // The quantization the fused op assumes.
+  // The quantization the fused op assumes.
+  std::string check_quantization(const Plan& p) const {
+    const Node* dq = p.dq;
     const int64_t qmin = p.int4 ? -8 : -128, qmax = p.int4 ? 7 : 127;
     auto lo = int_arg(dq, "quant_min"), hi = int_arg(dq, "quant_max");
     if (!lo || !hi || *lo != qmin || *hi != qmax) {
@@ -203,8 +215,11 @@ class Matcher {
       auto axis = int_arg(dq, "axis");
       if (!axis || (*axis != 0 && *axis != -2)) return "axis is " + arg_text(dq, "axis") + ", not 0 (output channels)";
     }
+    return "";
+  }
 
-    // Shapes and dtypes.
+  // Shapes and dtypes; sets p.group_size (int4).
+  std::string check_shapes(Plan& p, const std::string& op) const {
     const auto& qm = p.q->meta();
     const auto& sm = p.scales->meta();
     const auto& xm = p.x->meta();
@@ -222,8 +237,8 @@ class Matcher {
     if (sm->dtype != DType::Float32) return "scales " + quoted(p.scales) + " are not float32";
     int64_t want_scales = *N;
     if (p.int4) {
-      auto g = int_arg(dq, arg::group_size);
-      if (!g || *g <= 1) return "group_size is " + arg_text(dq, "group_size");
+      auto g = int_arg(p.dq, arg::group_size);
+      if (!g || *g <= 1) return "group_size is " + arg_text(p.dq, "group_size");
       p.group_size = (*g > *K && static_dim(p.scales, rank(p.scales) - 1) == 1) ? *K : *g;
       if (*K % p.group_size != 0) {
         return "K = " + std::to_string(*K) + " is not a multiple of group_size " + std::to_string(p.group_size);
@@ -243,8 +258,7 @@ class Matcher {
     if (p.bias && (rank(p.bias) != 1 || static_dim(p.bias, 0) != N)) {
       return "bias " + quoted(p.bias) + " is not 1-D [" + std::to_string(*N) + "]";
     }
-    (void)n;
-    return zeros ? check_zeros(zeros, op) : "";
+    return "";
   }
 
   // Symmetric only: every stored zero point must be 0.
