@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "lathe/archive/zip_reader.h"
+#include "lathe/ir/graph_assembler.h"
 #include "lathe/ir/verify.h"
 #include "lathe/serde/program_json.h"
 #include "lathe/serde/pt2.h"
@@ -50,7 +51,7 @@ TensorMeta meta(std::vector<int64_t> sizes) {
 int generate(const std::string& path, int64_t layers, int64_t dim, bool modules, bool relu) {
   Program program;
   ExportedProgram& ep = program.add_method("model");
-  Graph& g = ep.graph();
+  GraphAssembler g(ep.graph());
   std::vector<Value*> weights, biases;
   for (int64_t i = 0; i < layers; ++i) {
     for (bool is_bias : {false, true}) {
@@ -103,7 +104,7 @@ int generate(const std::string& path, int64_t layers, int64_t dim, bool modules,
     return 1;
   }
   std::printf("generated %s: %zu nodes, %lld layers of %lldx%lld, written in %.2f s\n", path.c_str(),
-              g.node_count(), static_cast<long long>(layers), static_cast<long long>(dim),
+              ep.graph().node_count(), static_cast<long long>(layers), static_cast<long long>(dim),
               static_cast<long long>(dim), seconds_since(t0));
   return 0;
 }

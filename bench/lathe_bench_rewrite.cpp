@@ -25,6 +25,7 @@
 #include <map>
 #include <string>
 
+#include "lathe/ir/graph_assembler.h"
 #include "lathe/ir/verify.h"
 #include "lathe/passes/addmm_mm_to_linear.h"
 #include "lathe/passes/pass_manager.h"
@@ -56,7 +57,7 @@ TensorMeta meta(std::vector<int64_t> sizes, bool requires_grad = false) {
 }
 
 void build(ExportedProgram& ep, int64_t layers, int64_t dim) {
-  Graph& g = ep.graph();
+  GraphAssembler g(ep.graph());
   auto storage = Storage::allocate(static_cast<size_t>(dim * dim) * sizeof(float));
   auto state = [&](std::vector<int64_t> sizes) {
     Tensor t;

@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -94,6 +95,8 @@ struct TransformOptions {
   double atol = 1e-6;
   // Print each method's IR after every pass here.
   std::ostream* print_after_each = nullptr;
+  // Called as each pass starts on each method (progress display).
+  std::function<void(const std::string& method, const std::string& pass)> before_each_pass;
   // Verify the result before returning it. Off only for a caller that
   // verifies it itself, to word the failure its own way (the CLI names the
   // output it will not write).

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "lathe/ir/graph_assembler.h"
 #include "lathe/ir/graph_builder.h"
 #include "lathe/ir/rewriter.h"
 
@@ -115,7 +116,7 @@ TEST(ConstnessTest, MutatedParameter_NEG) {
   Value* w = b.parameter("w", {2});
   Value* x = b.user_input("x", {2});
   Value* y = b.call("aten.add.Tensor", {{"self", x}, {"other", w}}, {2});
-  b.graph().insert_output(TensorRef{y}, 0);
+  GraphAssembler(b.graph()).insert_output(TensorRef{y}, 0);
   ep.output_specs.insert(ep.output_specs.begin(), OutputSpec{OutputKind::ParameterMutation, "w"});
   b.user_output(y);
   Constness k(ep);

@@ -9,10 +9,10 @@
 #include <iterator>
 #include <sstream>
 
+#include "lathe/harness/reference.h"
 #include "lathe/lathe.h"
 #include "lathe/passes/constant_propagation.h"
 #include "lathe/runtime/compare.h"
-#include "lathe/runtime/reference.h"
 #include "support/testing.h"
 
 namespace lathe {

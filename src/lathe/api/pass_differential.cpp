@@ -2,8 +2,8 @@
 
 #include <cstdio>
 
-#include "lathe/runtime/default_inputs.h"
-#include "lathe/runtime/differential.h"
+#include "lathe/harness/default_inputs.h"
+#include "lathe/harness/differential.h"
 
 namespace lathe {
 

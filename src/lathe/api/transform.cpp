@@ -99,6 +99,7 @@ Result<TransformReport> transform(Program& program, const TransformOptions& o) {
   PassManagerOptions pmo;
   pmo.verify_each = o.verify_each;
   pmo.print_after_each = o.print_after_each;
+  pmo.before_each = o.before_each_pass;
   std::unique_ptr<DifferentialPassCheck> check;
   if (o.check_outputs) {
     LATHE_ASSIGN_OR_RETURN(check, make_check(program, o));

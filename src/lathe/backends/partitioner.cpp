@@ -94,21 +94,6 @@ struct Plan {
 
 std::string node_op(const Node& n) { return n.op_name(); }
 
-// Moves every use of a group's escaping value `from` to the delegate's
-// output `to`. A member that also reads `from` comes before the delegate
-// node, so Rewriter::replace_all_uses would refuse; such members are erased
-// right after this, so only the users outside the group are checked.
-Status redirect_outside_uses(Rewriter& rw, const std::unordered_set<const Node*>& in_group, Value* from, Value* to) {
-  for (const Use& u : from->uses()) {
-    if (u.user && !in_group.count(u.user) && !rw.defined_before(to, u.user)) {
-      return make_error("delegate output '" + to->name() + "' is not defined before '" + u.user->name() +
-                        "', which reads '" + from->name() + "'");
-    }
-  }
-  rw.graph().replace_all_uses(from, to);
-  return Status::Ok();
-}
-
 void decide(ExportedProgram& ep, const Backend& backend, Plan& plan, PartitionReport& report) {
   const Constness constness(ep);
   for (const Node* n : plan.order) {
@@ -323,7 +308,10 @@ Status replace_group(ExportedProgram& ep, const Backend& backend, const Plan& pl
   if (!node.ok()) return node.error().context("delegate " + std::to_string(id));
   std::vector<Value*> defined = (*node)->defined_values();
   for (size_t k = 0; k < g.outputs.size(); ++k) {
-    LATHE_RETURN_IF_ERROR(redirect_outside_uses(rw, in_group, g.outputs[k], defined[k]));
+    // Members that read it come before the delegate node; they are erased
+    // below, so they keep reading the old value until then.
+    Status moved = rw.replace_all_uses(g.outputs[k], defined[k], in_group);
+    if (!moved.ok()) return moved.error().context("delegate " + std::to_string(id));
     replaced[g.outputs[k]] = defined[k];
   }
   std::vector<std::string> names;

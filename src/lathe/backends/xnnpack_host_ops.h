@@ -8,30 +8,32 @@
 // 4-D values, a layout change in and out of NHWC. With them the group stays
 // whole; the numbers are the portable kernels' (PyTorch's), by construction.
 //
-// Payload encoding (values carry the logical, PyTorch-order sizes; every
-// host op reads and writes contiguous, NCHW-order buffers):
-//   layer_norm  in: self [weight] [bias]  ints: {normalized rank}  floats: {eps}
-//   gelu        in: self                  ints: {tanh approximation 0/1}
-//   permute     in: self                  ints: dims
-//   reshape     in: self                  (a copy; sizes from the values)
-//   roll        in: self                  ints: {n, shifts[n], dims[n]}
+// Payload records (values carry the logical, PyTorch-order sizes; every
+// host op reads and writes contiguous, NCHW-order buffers). The parameters
+// are xnnpack_params.h's host-op structs:
+//   layer_norm  in: self [weight] [bias]   LayerNorm
+//   gelu        in: self                   Gelu
+//   permute     in: self                   Permute
+//   reshape     in: self                   (a copy; sizes from the values)
+//   roll        in: self                   Roll
 //   bmm         in: self mat2
-//   sdpa        in: query key value [mask] ints: {causal}  floats: {scale, or NaN: 1/sqrt(E)}
+//   sdpa        in: query key value [mask] Sdpa
 // and three that work on the buffer's own layout (NCHW or channels-last),
 // given as flat extents, so a channels-last group need not change layout:
-//   concat      in: x0 x1 ...             ints: {outer}   each input is outer rows of
-//                                         numel/outer floats, laid side by side
-//   slice       in: self                  ints: {outer, row_in, offset, row_out}
+//   concat      in: x0 x1 ...              Concat
+//   slice       in: self                   Slice
 //   channel_affine in: self weight bias running_mean running_var
-//                                         ints: {channels_last 0/1, N, C, spatial}  floats: {eps}
-//               (an eval batch norm that no convolution absorbs)
+//                                          ChannelAffine (an eval batch norm
+//                                          that no convolution absorbs)
 #pragma once
 
 #include <optional>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "lathe/backends/payload.h"
+#include "lathe/backends/xnnpack_params.h"
 #include "lathe/core/tensor.h"
 
 namespace lathe {
@@ -40,12 +42,22 @@ enum class HostOp { LayerNorm, Gelu, Permute, Reshape, Roll, Bmm, Sdpa, Concat, 
 
 std::optional<HostOp> host_op_named(std::string_view kind);
 
-// At init: operand counts, parameters and shapes agree, so run() cannot
-// read or write out of bounds whatever the payload says.
-Status check_host_op(HostOp op, const PayloadOp& pop, const std::vector<PayloadValue>& values);
+// A host op as init() accepted it: its parameters parsed (monostate for
+// reshape and bmm, which take none).
+struct HostOpCall {
+  HostOp op;
+  std::variant<std::monostate, xnnpack_params::LayerNorm, xnnpack_params::Gelu, xnnpack_params::Permute,
+               xnnpack_params::Roll, xnnpack_params::Sdpa, xnnpack_params::Concat, xnnpack_params::Slice,
+               xnnpack_params::ChannelAffine>
+      params;
+};
 
-// `in` are the operands in payload order, `out` the result (contiguous,
-// writable, shaped as its payload value).
-Status run_host_op(HostOp op, const PayloadOp& pop, const std::vector<const Tensor*>& in, Tensor& out);
+// At init: operand counts, parameters and shapes agree, so run_host_op()
+// cannot read or write out of bounds whatever the payload says.
+Result<HostOpCall> check_host_op(HostOp op, const PayloadOp& pop, const std::vector<PayloadValue>& values);
+
+// `in` are the operands in payload order (`pop` gives their roles), `out`
+// the result (contiguous, writable, shaped as its payload value).
+Status run_host_op(const HostOpCall& call, const PayloadOp& pop, const std::vector<const Tensor*>& in, Tensor& out);
 
 }  // namespace lathe

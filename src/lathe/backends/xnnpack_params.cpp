@@ -124,4 +124,76 @@ Result<ConstantPad> parse_constant_pad(const std::vector<int64_t>& I, size_t max
   return p;
 }
 
+// ---- host ops ----
+
+HostRecord to_record(const LayerNorm& p) { return {{p.normalized_rank}, {p.eps}}; }
+HostRecord to_record(const Gelu& p) { return {{p.tanh ? 1 : 0}, {}}; }
+HostRecord to_record(const Permute& p) { return {p.dims, {}}; }
+
+HostRecord to_record(const Roll& p) {
+  HostRecord r{{static_cast<int64_t>(p.dims.size())}, {}};
+  append(r.ints, p.shifts);
+  append(r.ints, p.dims);
+  return r;
+}
+
+HostRecord to_record(const Sdpa& p) { return {{p.causal ? 1 : 0}, {p.scale}}; }
+HostRecord to_record(const Concat& p) { return {{p.outer}, {}}; }
+HostRecord to_record(const Slice& p) { return {{p.outer, p.row_in, p.offset, p.row_out}, {}}; }
+
+HostRecord to_record(const ChannelAffine& p) {
+  return {{p.channels_last ? 1 : 0, p.batch, p.channels, p.spatial}, {p.eps}};
+}
+
+namespace {
+
+Status counts(const HostRecord& r, size_t ints, size_t floats) {
+  if (r.ints.size() != ints || r.floats.size() != floats) return make_error("parameters");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<LayerNorm> parse_layer_norm(const HostRecord& r) {
+  LATHE_RETURN_IF_ERROR(counts(r, 1, 1));
+  if (r.ints[0] < 1) return make_error("parameters");
+  return LayerNorm{r.ints[0], r.floats[0]};
+}
+
+Result<Gelu> parse_gelu(const HostRecord& r) {
+  LATHE_RETURN_IF_ERROR(counts(r, 1, 0));
+  return Gelu{r.ints[0] != 0};
+}
+
+Result<Permute> parse_permute(const HostRecord& r) { return Permute{r.ints}; }
+
+Result<Roll> parse_roll(const HostRecord& r) {
+  const std::vector<int64_t>& I = r.ints;
+  if (I.empty() || I[0] < 1 || I.size() != 1 + 2 * static_cast<size_t>(I[0])) return make_error("parameters");
+  return Roll{std::vector<int64_t>(I.begin() + 1, I.begin() + 1 + I[0]), std::vector<int64_t>(I.begin() + 1 + I[0], I.end())};
+}
+
+Result<Sdpa> parse_sdpa(const HostRecord& r) {
+  LATHE_RETURN_IF_ERROR(counts(r, 1, 1));
+  return Sdpa{r.ints[0] != 0, r.floats[0]};
+}
+
+Result<Concat> parse_concat(const HostRecord& r) {
+  if (r.ints.size() != 1 || r.ints[0] < 1) return make_error("parameters");
+  return Concat{r.ints[0]};
+}
+
+Result<Slice> parse_slice(const HostRecord& r) {
+  const std::vector<int64_t>& I = r.ints;
+  if (I.size() != 4 || std::any_of(I.begin(), I.end(), [](int64_t v) { return v < 0; })) return make_error("parameters");
+  return Slice{I[0], I[1], I[2], I[3]};
+}
+
+Result<ChannelAffine> parse_channel_affine(const HostRecord& r) {
+  LATHE_RETURN_IF_ERROR(counts(r, 4, 1));
+  const std::vector<int64_t>& I = r.ints;
+  if (I[0] < 0 || I[0] > 1 || I[1] < 0 || I[2] < 0 || I[3] < 0) return make_error("parameters");
+  return ChannelAffine{I[0] != 0, I[1], I[2], I[3], r.floats[0]};
+}
+
 }  // namespace lathe::xnnpack_params

@@ -86,8 +86,8 @@ struct Op {
   std::vector<int64_t> setup;            // what xnn_setup_* takes per call (batch, height, width...), from the parsed parameters
   std::vector<size_t> shape_a, shape_b;  // add / mul; constant_pad: input shape, pre-padding
   std::vector<size_t> shape_c;           // constant_pad: post-padding
-  std::optional<HostOp> host;
-  const PayloadOp* pop = nullptr;  // host ops: their parameters and operand roles (payload_ does not change after init)
+  std::optional<HostOpCall> host;
+  const PayloadOp* pop = nullptr;  // host ops: their operand roles (payload_ does not change after init)
   // fully_connected: the weight packed at init, the bias, the output bounds
   std::optional<kernels::PackedB> weight;
   std::vector<float> bias;
@@ -385,9 +385,10 @@ Status XnnpackHandle::create_layout(Op& op) {
 
 Status XnnpackHandle::create(const DelegateInitArgs& args, const PayloadOp& pop, Op& op) {
   if (op.kind == Kind::Host) {  // own checks: roll shifts may be negative, an sdpa scale NaN
-    op.host = host_op_named(pop.kind);
+    LATHE_ASSIGN_OR_RETURN(HostOpCall call, check_host_op(*host_op_named(pop.kind), pop, payload_.values));
+    op.host = std::move(call);
     op.pop = &pop;
-    return check_host_op(*op.host, pop, payload_.values);
+    return Status::Ok();
   }
   if (op.out.size() != 1 || op.in.empty()) return malformed(op, "operand counts");
   switch (op.kind) {

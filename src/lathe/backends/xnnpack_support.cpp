@@ -454,6 +454,11 @@ class Lowering {
     payload_.ops.push_back(PayloadOp{std::move(kind), n.name(), std::move(ins), {out}, std::move(ints), std::move(floats)});
   }
 
+  void emit(const Node& n, std::string kind, std::vector<PayloadOperand> ins, uint32_t out,
+            xnnpack_params::HostRecord record) {
+    emit(n, std::move(kind), std::move(ins), out, std::move(record.ints), std::move(record.floats));
+  }
+
   // The op that defines `v`, if a later activation may fold into it.
   void mark_fusable(const Value* v) { fusable_[v] = payload_.ops.size() - 1; }
 
@@ -646,7 +651,8 @@ Status Lowering::lower_batch_norm(const Node& n) {
   }
   const int64_t N = xs[0], C = xs[1];
   const int64_t spatial = (N != 0 && C != 0) ? PayloadValue{-1, xs}.numel() / (N * C) : 0;
-  emit(n, "channel_affine", std::move(ins), define(y, nhwc), {nhwc ? 1 : 0, N, C, spatial}, {*literal_number(n, arg::eps)});
+  emit(n, "channel_affine", std::move(ins), define(y, nhwc),
+       xnnpack_params::to_record(xnnpack_params::ChannelAffine{nhwc, N, C, spatial, *literal_number(n, arg::eps)}));
   return Status::Ok();
 }
 
@@ -682,7 +688,7 @@ Status Lowering::lower_cat(const Node& n) {
     LATHE_ASSIGN_OR_RETURN(uint32_t id, get(v, nhwc));
     ins.push_back({id, "tensor"});
   }
-  emit(n, "concat", std::move(ins), define(y, nhwc), {outer}, {});
+  emit(n, "concat", std::move(ins), define(y, nhwc), xnnpack_params::to_record(xnnpack_params::Concat{outer}));
   return Status::Ok();
 }
 
@@ -705,7 +711,8 @@ Status Lowering::lower_slice(const Node& n) {
   if (start < 0) start += xs[d];
   start = std::clamp<int64_t>(start, 0, xs[d]);
   const int64_t len = sizes_of(y)[d];
-  emit(n, "slice", {{xi, "self"}}, define(y, nhwc), {outer, phys[p] * inner, start * inner, len * inner}, {});
+  emit(n, "slice", {{xi, "self"}}, define(y, nhwc),
+       xnnpack_params::to_record(xnnpack_params::Slice{outer, phys[p] * inner, start * inner, len * inner}));
   return Status::Ok();
 }
 
@@ -729,9 +736,9 @@ Status Lowering::lower_host(const Node& n, OpTarget op) {
     const Value* x = tensor_input(n, arg::self);
     const bool nhwc = vals_.at(x).nhwc;
     LATHE_ASSIGN_OR_RETURN(uint32_t xi, get(x, nhwc));
-    const Argument* a = n.input(arg::approximate);
-    const bool tanh = a && a->get_if<std::string>() && *a->get_if<std::string>() == "tanh";
-    emit(n, "gelu", {{xi, "self"}}, define(y, nhwc), {tanh ? 1 : 0}, {});
+    const std::string* approximate = literal_string(n, arg::approximate);
+    const bool tanh = approximate && *approximate == "tanh";
+    emit(n, "gelu", {{xi, "self"}}, define(y, nhwc), xnnpack_params::to_record(xnnpack_params::Gelu{tanh}));
     return Status::Ok();
   }
   if (op == aten::layer_norm || op == aten::native_layer_norm) {
@@ -739,7 +746,8 @@ Status Lowering::lower_host(const Node& n, OpTarget op) {
     LATHE_RETURN_IF_ERROR(add("weight", "weight"));
     LATHE_RETURN_IF_ERROR(add("bias", "bias"));
     const int64_t k = static_cast<int64_t>(literal_int_list(n, arg::normalized_shape)->size());
-    emit(n, "layer_norm", std::move(ins), define(y, false), {k}, {n.input(arg::eps) ? *literal_number(n, arg::eps) : 1e-5});  // layer_norm's schema default
+    const double eps = n.input(arg::eps) ? *literal_number(n, arg::eps) : 1e-5;  // layer_norm's schema default
+    emit(n, "layer_norm", std::move(ins), define(y, false), xnnpack_params::to_record(xnnpack_params::LayerNorm{k, eps}));
     return Status::Ok();
   }
   if (op == aten::bmm) {
@@ -751,7 +759,8 @@ Status Lowering::lower_host(const Node& n, OpTarget op) {
   if (op == aten::scaled_dot_product_attention) {
     for (const char* name : {"query", "key", "value", "attn_mask"}) LATHE_RETURN_IF_ERROR(add(name, name));
     const double scale = literal_number(n, arg::scale).value_or(std::numeric_limits<double>::quiet_NaN());
-    emit(n, "sdpa", std::move(ins), define(y, false), {literal_bool(n, arg::is_causal).value_or(false) ? 1 : 0}, {scale});
+    const bool causal = literal_bool(n, arg::is_causal).value_or(false);
+    emit(n, "sdpa", std::move(ins), define(y, false), xnnpack_params::to_record(xnnpack_params::Sdpa{causal, scale}));
     return Status::Ok();
   }
   LATHE_RETURN_IF_ERROR(add("self", "self"));
@@ -759,16 +768,13 @@ Status Lowering::lower_host(const Node& n, OpTarget op) {
     const int64_t rank = static_cast<int64_t>(sizes_of(tensor_input(n, arg::self)).size());
     std::vector<int64_t> dims = *literal_ints(n, arg::dims, static_cast<size_t>(rank), {});
     for (int64_t& d : dims) d = d < 0 ? d + rank : d;  // permute(-1, ...) is allowed
-    emit(n, "permute", std::move(ins), define(y, false), std::move(dims), {});
+    emit(n, "permute", std::move(ins), define(y, false), xnnpack_params::to_record(xnnpack_params::Permute{std::move(dims)}));
     return Status::Ok();
   }
   if (op == aten::roll) {
     const auto dims = *literal_int_list(n, arg::dims);
     const auto shifts = *literal_ints(n, arg::shifts, dims.size(), {});
-    std::vector<int64_t> ints{static_cast<int64_t>(dims.size())};
-    ints.insert(ints.end(), shifts.begin(), shifts.end());
-    ints.insert(ints.end(), dims.begin(), dims.end());
-    emit(n, "roll", std::move(ins), define(y, false), std::move(ints), {});
+    emit(n, "roll", std::move(ins), define(y, false), xnnpack_params::to_record(xnnpack_params::Roll{shifts, dims}));
     return Status::Ok();
   }
   emit(n, "reshape", std::move(ins), define(y, false), {}, {});

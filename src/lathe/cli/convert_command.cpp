@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "lathe/cli/commands.h"
+#include "lathe/cli/progress.h"
 #include "lathe/ir/verify.h"
 #include "lathe/lathe.h"
 #include "lathe/serde/pt2.h"
@@ -43,28 +44,28 @@ std::string written_schemas(const Program& program, Pt2Format format) {
   return s;
 }
 
-int run_convert(const std::string& in, const std::string& out, const std::string& format_name) {
+int run_convert(const std::string& in, const std::string& out, const std::string& format_name, bool quiet) {
   auto format = parse_pt2_format(format_name);
   if (!format.ok()) {
     std::cerr << "lathe convert: " << format.error().message() << "\n";
     return 2;
   }
+  Progress progress = Progress::for_stderr(quiet);
+  auto fail = [&](const std::string& message) {
+    progress.finish();
+    std::cerr << "lathe convert: " << message << "\n";
+    return 1;
+  };
+  progress.step("loading " + in);
   auto program = load(in);
-  if (!program.ok()) {
-    std::cerr << "lathe convert: " << program.error().message() << "\n";
-    return 1;
-  }
-  Status v = verify(*program);
-  if (!v.ok()) {
-    std::cerr << "lathe convert: " << in << ": " << v.error().message() << "\n";
-    return 1;
-  }
+  if (!program.ok()) return fail(program.error().message());
+  progress.step("verifying " + in);
+  if (Status v = verify(*program); !v.ok()) return fail(in + ": " + v.error().message());
   if (*format == Pt2Format::Pt2Raw) report_schema_raises(*program);
+  progress.step("writing " + out);
   Status w = save(*program, out, SaveOptions{.format = format_name, .verify = false});  // verified above
-  if (!w.ok()) {
-    std::cerr << "lathe convert: " << w.error().message() << "\n";
-    return 1;
-  }
+  if (!w.ok()) return fail(w.error().message());
+  progress.finish();
   std::cout << in << " (" << program->source_format << ") -> " << out << " (" << format_name << ", "
             << written_schemas(*program, *format) << "), "
             << program->methods.size() << (program->methods.size() == 1 ? " method" : " methods") << "\n";
@@ -76,13 +77,15 @@ int run_convert(const std::string& in, const std::string& out, const std::string
 Command add_convert_command(CLI::App& app) {
   struct State {
     std::string in, out, format = "2.9";
+    bool quiet = false;
   };
   auto state = std::make_shared<State>();
   auto* cmd = app.add_subcommand("convert", "Write any readable .pt2 generation as PyTorch 2.9, 2.8 or 2.4-2.7 (legacy)");
   cmd->add_option("input", state->in, "The .pt2 archive to read")->required();
   cmd->add_option("-o,--output", state->out, "The .pt2 archive to write")->required();
   cmd->add_option("--format", state->format, "2.9 (default: raw weights), 2.8 (torch.save weights) or legacy (flat zip)");
-  return Command{cmd, [state] { return run_convert(state->in, state->out, state->format); }};
+  cmd->add_flag("-q,--quiet", state->quiet, kQuietHelp);
+  return Command{cmd, [state] { return run_convert(state->in, state->out, state->format, state->quiet); }};
 }
 
 }  // namespace lathe::cli

@@ -13,6 +13,7 @@
 
 #include "lathe/cli/commands.h"
 #include "lathe/cli/option_checks.h"
+#include "lathe/cli/progress.h"
 #include "lathe/core/printable.h"
 #include "lathe/lathe.h"
 #include "lathe/passes/pass_manager.h"
@@ -27,6 +28,7 @@ struct LowerCommandOptions {
   std::string backend = "xnnpack";
   std::string method;
   bool explain = false;
+  bool quiet = false;
 };
 
 int run_lower(const LowerCommandOptions& o, std::ostream& out, std::ostream& err) {
@@ -35,21 +37,24 @@ int run_lower(const LowerCommandOptions& o, std::ostream& out, std::ostream& err
     err << "lathe lower: unknown backend '" << o.backend << "'; backends: " << join_names(backends) << "\n";
     return 2;
   }
+  Progress progress = Progress::for_stderr(o.quiet);
+  auto fail = [&](const std::string& message) {
+    progress.finish();
+    err << "lathe lower: " << message << "\n";
+    return 1;
+  };
+  progress.step("loading " + o.input);
   auto program = load(o.input);
-  if (!program.ok()) {
-    err << "lathe lower: " << program.error().message() << "\n";
-    return 1;
-  }
+  if (!program.ok()) return fail(program.error().message());
+  progress.step("lowering to " + o.backend);
   auto lowered = lower(*program, LowerOptions{o.backend, o.method});
-  if (!lowered.ok()) {
-    err << "lathe lower: " << o.input << ": " << lowered.error().message() << "\n";
-    return 1;
-  }
+  if (!lowered.ok()) return fail(o.input + ": " + lowered.error().message());
   // lower() verified the lowered program already.
+  progress.step("writing " + o.output);
   if (Status written = save(*program, o.output, SaveOptions{.verify = false}); !written.ok()) {
-    err << "lathe lower: " << written.error().message() << "\n";
-    return 1;
+    return fail(written.error().message());
   }
+  progress.finish();
   for (const MethodLoweringReport& m : lowered->methods) {
     if (o.explain) out << m.explanation;
     out << "method " << printable_name(m.method) << ": " << m.nodes_before << " -> " << m.nodes_after << " nodes; "
@@ -69,6 +74,7 @@ Command add_lower_command(CLI::App& app) {
   cmd->add_option("--backend", o->backend, "Backend: xnnpack (default) or vulkan");
   cmd->add_option("--method", o->method, "Only this method (the others are written unchanged)")->check(non_empty_check());
   cmd->add_flag("--explain", o->explain, "One line per node: claimed (and as what) or not, and why");
+  cmd->add_flag("-q,--quiet", o->quiet, kQuietHelp);
   return Command{cmd, [o] { return run_lower(*o, std::cout, std::cerr); }};
 }
 

@@ -1,6 +1,6 @@
 // The core passes on real programs with real kernels: every fixture, every
 // pass (and the default pipeline), verify after every pass, the program run
-// before and after on the same inputs (runtime/differential.h), golden IR
+// before and after on the same inputs (harness/differential.h), golden IR
 // on real fixtures, and PyTorch's own numbers after the whole pipeline.
 //
 // It lives with the CLI because this is the first layer that links both the
@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <map>
 
+#include "lathe/harness/differential.h"
+#include "lathe/harness/reference.h"
 #include "lathe/ir/printer.h"
 #include "lathe/ir/verify.h"
 #include "lathe/passes/constant_propagation.h"
@@ -21,9 +23,7 @@
 #include "lathe/passes/pass_registry.h"
 #include "lathe/runtime/compare.h"
 #include "lathe/runtime/constant_evaluator.h"
-#include "lathe/runtime/differential.h"
 #include "lathe/runtime/executor.h"
-#include "lathe/runtime/reference.h"
 #include "lathe/serde/pt2.h"
 #include "support/testing.h"
 

@@ -18,7 +18,7 @@
 #include "lathe/passes/pass_registry.h"
 #include "lathe/runtime/compare.h"
 #include "lathe/runtime/executor.h"
-#include "lathe/runtime/reference.h"
+#include "lathe/harness/reference.h"
 #include "lathe/serde/pt2.h"
 #include "support/testing.h"
 

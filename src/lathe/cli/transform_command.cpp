@@ -18,6 +18,7 @@
 
 #include "lathe/cli/commands.h"
 #include "lathe/cli/option_checks.h"
+#include "lathe/cli/progress.h"
 #include "lathe/cli/view_model.h"
 #include "lathe/core/printable.h"
 #include "lathe/ir/verify.h"
@@ -39,6 +40,7 @@ struct TransformCommandOptions {
   bool verify = false;
   bool print_after_each = false;
   bool list_passes = false;
+  bool quiet = false;
   std::string view;  // --view DIFF.html: `lathe view` of input and output
   std::string keep;  // decompose: ops to leave whole
   double rtol = 1e-5;
@@ -121,16 +123,23 @@ int run_transform(const TransformCommandOptions& o, std::ostream& out, std::ostr
     err << "lathe transform: needs IN.pt2 and -o OUT.pt2 (or --list-passes)\n";
     return 2;
   }
-  auto fail = [&err](const Error& e, int code) {
+  Progress progress = Progress::for_stderr(o.quiet);
+  auto fail = [&err, &progress](const Error& e, int code) {
+    progress.finish();
     err << "lathe transform: " << e.message() << "\n";
     return code;
   };
-  const lathe::TransformOptions options = facade_options(o, out);
+  lathe::TransformOptions options = facade_options(o, out);
+  options.before_each_pass = [&progress](const std::string& method, const std::string& pass) {
+    progress.step("pass " + pass + " on method " + method);
+  };
   // Resolve the pass list before reading anything: a typo fails fast.
   if (Status passes = check_passes(options); !passes.ok()) return fail(passes.error(), 2);
+  progress.step("loading " + o.input);
   auto program = load(o.input);
   if (!program.ok()) return fail(program.error(), 1);
   if (!o.method.empty() && !program->find_method(o.method)) {
+    progress.finish();
     err << "lathe transform: " << o.input << " has no method '" << o.method
         << "'; methods: " << join_names(program->method_names()) << "\n";
     return 2;
@@ -138,12 +147,16 @@ int run_transform(const TransformCommandOptions& o, std::ostream& out, std::ostr
   auto report = transform(*program, options);
   if (!report.ok()) return fail(report.error(), 1);
   // Never write a program that does not verify, whatever the flags.
+  progress.step("verifying the result");
   if (Status ok = verify(*program); !ok.ok()) {
+    progress.finish();
     err << "lathe transform: " << o.output << ": the result of transforming " << o.input
         << " does not verify, nothing written: " << ok.error().message() << "\n";
     return 1;
   }
+  progress.step("writing " + o.output);
   if (Status written = save(*program, o.output, SaveOptions{.verify = false}); !written.ok()) return fail(written.error(), 1);
+  progress.finish();
   print_report(o, *report, out);
   if (!o.view.empty()) {
     if (Status viewed = write_view(o, *program, *report); !viewed.ok()) return fail(viewed.error(), 1);
@@ -173,6 +186,7 @@ Command add_transform_command(CLI::App& app) {
                   "Ops the decompose pass leaves whole, comma-separated (e.g. aten.linear.default)");
   cmd->add_option("--view", o->view, "Also write `lathe view`'s before/after page (explain records attached) here");
   cmd->add_flag("--list-passes", o->list_passes, "List the passes with a one-line description each");
+  cmd->add_flag("-q,--quiet", o->quiet, kQuietHelp);
   return Command{cmd, [o] { return run_transform(*o, std::cout, std::cerr); }};
 }
 

@@ -1,5 +1,7 @@
 #include "lathe/ir/argument.h"
 
+#include "lathe/ir/value.h"
+
 namespace lathe {
 
 namespace {
@@ -91,6 +93,18 @@ size_t Argument::map_values(const std::function<Value*(Value*)>& fn) {
 
 size_t Argument::replace_value(Value* from, Value* to) {
   return map_values([from, to](Value* v) { return v == from ? to : v; });
+}
+
+Argument value_argument(Value* v) {
+  switch (v->kind()) {
+    case ValueKind::SymInt: return SymIntArg{v};
+    case ValueKind::SymFloat: return SymFloatArg{v};
+    case ValueKind::SymBool: return SymBoolArg{v};
+    case ValueKind::CustomObj: return CustomObjRef{v};
+    case ValueKind::Tensor:
+    case ValueKind::Token: return TensorRef{v};
+  }
+  return TensorRef{v};
 }
 
 }  // namespace lathe

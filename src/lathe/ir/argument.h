@@ -175,6 +175,10 @@ struct Argument {
 
 inline bool StringToArgument::operator==(const StringToArgument& o) const { return items == o.items; }
 
+// The argument that refers to `v` as the schema writes a value of its kind:
+// TensorRef (tensors, tokens), SymIntArg, SymFloatArg, SymBoolArg, CustomObjRef.
+Argument value_argument(Value* v);
+
 // Argument kind from the schema: positional or keyword.
 enum class ArgKind : int64_t { Unknown = 0, Positional = 1, Keyword = 2 };
 

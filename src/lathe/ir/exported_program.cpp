@@ -12,6 +12,12 @@ std::string range_text(const RangeConstraint& r) {
   return "[" + bound_text(r.min_val, "-inf") + ", " + bound_text(r.max_val, "inf") + "]";
 }
 
+std::string lifted_placeholder_name(InputKind kind, const std::string& target) {
+  std::string name = kind == InputKind::Parameter ? "p_" : kind == InputKind::Buffer ? "b_" : "c_";
+  for (char c : target) name += c == '.' ? '_' : c;
+  return name;
+}
+
 const Tensor* ExportedProgram::state_tensor(const InputSpec& spec) const {
   switch (spec.kind) {
     case InputKind::Parameter: return parameters.find(spec.target);

@@ -22,6 +22,10 @@
 
 namespace lathe {
 
+// The placeholder name torch.export gives a lifted input: p_<fqn> for a
+// parameter, b_<fqn> for a buffer, c_<name> for a tensor constant, '.' -> '_'.
+std::string lifted_placeholder_name(InputKind kind, const std::string& target);
+
 struct InputSpec {
   InputKind kind = InputKind::UserInput;
   // What the kind's target key holds (spec_kinds.h: parameter_name,

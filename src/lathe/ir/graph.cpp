@@ -214,14 +214,17 @@ std::vector<Node*> Graph::nodes_snapshot() const {
   return out;
 }
 
-void Graph::replace_all_uses(Value* from, Value* to) {
+void Graph::replace_all_uses(Value* from, Value* to, const std::unordered_set<const Node*>* except) {
   if (from == to) return;
   // Copy: the use-list changes while we rewrite arguments.
   std::vector<Use> uses = from->uses_;
+  std::vector<Use> kept;
   std::vector<Node*> seen;
   bool outputs_done = false;
   for (const Use& u : uses) {
-    if (u.user == nullptr) {
+    if (except && u.user && except->count(u.user)) {
+      kept.push_back(u);
+    } else if (u.user == nullptr) {
       if (outputs_done) continue;
       outputs_done = true;
       for (auto& out : outputs_) {
@@ -237,7 +240,7 @@ void Graph::replace_all_uses(Value* from, Value* to) {
       }
     }
   }
-  from->uses_.clear();
+  from->uses_ = std::move(kept);
 }
 
 std::vector<Value*> Graph::placeholders() const {
@@ -246,12 +249,5 @@ std::vector<Value*> Graph::placeholders() const {
   return out;
 }
 
-std::unordered_map<const Node*, size_t> Graph::node_positions() const {
-  std::unordered_map<const Node*, size_t> pos;
-  pos.reserve(node_count_);
-  size_t i = 0;
-  for (const Node* n = head_; n; n = n->next_) pos[n] = i++;
-  return pos;
-}
 
 }  // namespace lathe

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "lathe/core/result.h"
@@ -28,40 +29,20 @@ class Graph {
   Graph& operator=(const Graph&) = delete;
   ~Graph();
 
+  // Read-only here: the mutators below are private to the Rewriter (the
+  // way passes change a program) and GraphAssembler (the way readers and
+  // builders make one).
+
   // ---- inputs ----------------------------------------------------------
   const std::vector<Argument>& inputs() const { return inputs_; }
   // Changes whenever an input is inserted or removed: analyses that index
   // inputs by position know when to look again.
   uint64_t inputs_version() const { return inputs_version_; }
-  // Creates a placeholder value and inserts its argument at `position`
-  // (default: the end). The name is made unique if taken.
-  Value* insert_placeholder(ValueKind kind, const std::string& name, size_t position = SIZE_MAX);
-  // Inserts a non-value input (constant_input placeholders carry a literal).
-  void insert_literal_input(Argument literal, size_t position = SIZE_MAX);
-  // Removes input `position`; its value must have no uses.
-  Status remove_input(size_t position);
 
   // ---- outputs ---------------------------------------------------------
   const std::vector<Argument>& outputs() const { return outputs_; }
-  void insert_output(Argument arg, size_t position = SIZE_MAX);
-  void set_output(size_t position, Argument arg);
-  void remove_output(size_t position);
 
   // ---- nodes -----------------------------------------------------------
-  // Creates a node before `before` (nullptr: at the end).
-  Node* create_node(std::string_view target, std::vector<NamedArgument> inputs, Node* before = nullptr);
-  Node* create_node(OpTarget target, std::vector<NamedArgument> inputs, Node* before = nullptr);
-  // Adds a value defined by `node` and appends it as a single output
-  // (TensorRef / SymIntArg / ... by kind).
-  Value* add_node_output(Node* node, ValueKind kind, const std::string& name);
-  // Adds a value defined by `node` without appending an output argument (for
-  // list outputs built by the caller, then set_node_outputs()).
-  Value* new_node_value(Node* node, ValueKind kind, const std::string& name);
-  void set_node_outputs(Node* node, std::vector<Argument> outputs);
-  // Erases a node whose defined values have no uses.
-  Status erase_node(Node* node);
-  void move_before(Node* node, Node* before);
-
   size_t node_count() const { return node_count_; }
   // Nodes in order. The iterator reads the next node before the loop body
   // runs, so erasing the *current* node while iterating is safe; erasing or
@@ -75,8 +56,6 @@ class Graph {
   Node* last_node() const { return tail_; }
 
   // ---- values ----------------------------------------------------------
-  // Every use of `from` (node arguments and graph outputs) now reads `to`.
-  void replace_all_uses(Value* from, Value* to);
   // Placeholder values, in input order (literal inputs skipped).
   std::vector<Value*> placeholders() const;
   Value* find_value(std::string_view name) const;
@@ -86,15 +65,8 @@ class Graph {
   void settle() const { names_.settle(); }
   // A name not yet used in this graph, derived from `base`.
   std::string unique_name(const std::string& base);
-  // Renames a value; fails if the name is taken.
-  Status rename(Value* value, const std::string& name);
 
   bool is_single_tensor_return() const { return single_tensor_return_; }
-  void set_single_tensor_return(bool v) { single_tensor_return_ = v; }
-
-  // Optional position of nodes (recomputed lazily): index in node order.
-  // Used by verify() to check definition before use.
-  std::unordered_map<const Node*, size_t> node_positions() const;
 
   // A deep copy (graph_clone.cpp): every value, node and subgraph anew, with
   // the same names, metadata and name counters, so the same passes on the
@@ -103,6 +75,40 @@ class Graph {
 
  private:
   friend class Node;
+  friend class Rewriter;
+  friend class GraphAssembler;
+
+  // ---- mutators (Rewriter, GraphAssembler) ----
+  // Creates a placeholder value and inserts its argument at `position`
+  // (default: the end). The name is made unique if taken.
+  Value* insert_placeholder(ValueKind kind, const std::string& name, size_t position = SIZE_MAX);
+  // Inserts a non-value input (constant_input placeholders carry a literal).
+  void insert_literal_input(Argument literal, size_t position = SIZE_MAX);
+  // Removes input `position`; its value must have no uses.
+  Status remove_input(size_t position);
+  void insert_output(Argument arg, size_t position = SIZE_MAX);
+  void set_output(size_t position, Argument arg);
+  void remove_output(size_t position);
+  // Creates a node before `before` (nullptr: at the end).
+  Node* create_node(std::string_view target, std::vector<NamedArgument> inputs, Node* before = nullptr);
+  Node* create_node(OpTarget target, std::vector<NamedArgument> inputs, Node* before = nullptr);
+  // Adds a value defined by `node` and appends it as a single output
+  // (TensorRef / SymIntArg / ... by kind).
+  Value* add_node_output(Node* node, ValueKind kind, const std::string& name);
+  // Adds a value defined by `node` without appending an output argument (for
+  // list outputs built by the caller, then set_node_outputs()).
+  Value* new_node_value(Node* node, ValueKind kind, const std::string& name);
+  void set_node_outputs(Node* node, std::vector<Argument> outputs);
+  // Erases a node whose defined values have no uses.
+  Status erase_node(Node* node);
+  void move_before(Node* node, Node* before);
+  // Every use of `from` (node arguments and graph outputs) now reads `to`,
+  // except the arguments of the nodes in `except` (nullptr: none).
+  void replace_all_uses(Value* from, Value* to, const std::unordered_set<const Node*>* except = nullptr);
+  // Renames a value; fails if the name is taken.
+  Status rename(Value* value, const std::string& name);
+  void set_single_tensor_return(bool v) { single_tensor_return_ = v; }
+
   Value* make_value(ValueKind kind, const std::string& name);
   void add_output_uses(const Argument& arg);
   void remove_output_uses(const Argument& arg);

@@ -18,12 +18,6 @@ namespace {
   std::abort();
 }
 
-std::string dots_to_underscores(std::string s) {
-  for (char& c : s)
-    if (c == '.') c = '_';
-  return s;
-}
-
 // FNV-1a: stable across platforms and runs, unlike std::hash.
 uint64_t fnv1a(const std::string& s) {
   uint64_t h = 1469598103934665603ull;
@@ -53,8 +47,8 @@ uint16_t to_half(float f) {
 
 }  // namespace
 
-GraphBuilder::GraphBuilder(ExportedProgram& ep) : ep_(&ep), graph_(&ep.graph()) {}
-GraphBuilder::GraphBuilder(Graph& graph) : graph_(&graph) {}
+GraphBuilder::GraphBuilder(ExportedProgram& ep) : ep_(&ep), graph_(&ep.graph()), assembler_(ep.graph()) {}
+GraphBuilder::GraphBuilder(Graph& graph) : graph_(&graph), assembler_(graph) {}
 
 ExportedProgram& GraphBuilder::program() {
   if (!ep_) builder_fail("program() on a builder of a bare graph");
@@ -63,15 +57,7 @@ ExportedProgram& GraphBuilder::program() {
 
 Argument GraphBuilder::value_arg(Value* v) {
   if (!v) return OptionalTensor{nullptr};
-  switch (v->kind()) {
-    case ValueKind::SymInt: return SymIntArg{v};
-    case ValueKind::SymFloat: return SymFloatArg{v};
-    case ValueKind::SymBool: return SymBoolArg{v};
-    case ValueKind::CustomObj: return CustomObjRef{v};
-    case ValueKind::Tensor:
-    case ValueKind::Token: return TensorRef{v};
-  }
-  return TensorRef{v};
+  return value_argument(v);
 }
 
 TensorMeta GraphBuilder::tensor_meta(DType dtype, std::vector<SymDim> sizes) {
@@ -160,7 +146,7 @@ Value* GraphBuilder::add_input(InputSpec spec, ValueKind kind, const std::string
       }
     }
   }
-  Value* v = graph_->insert_placeholder(kind, name, pos);
+  Value* v = assembler_.insert_placeholder(kind, name, pos);
   if (meta) v->set_meta(std::move(*meta));
   if (ep_) ep_->input_specs.insert(ep_->input_specs.begin() + static_cast<std::ptrdiff_t>(pos), std::move(spec));
   return v;
@@ -173,8 +159,8 @@ Value* GraphBuilder::parameter(const std::string& fqn, std::vector<int64_t> size
   Tensor t = deterministic_tensor(fqn, dtype, sizes);
   t.requires_grad = true;
   ep_->parameters.set(fqn, std::move(t));
-  return add_input(InputSpec{InputKind::Parameter, fqn, true, {}}, ValueKind::Tensor, "p_" + dots_to_underscores(fqn),
-                   std::move(meta));
+  return add_input(InputSpec{InputKind::Parameter, fqn, true, {}}, ValueKind::Tensor,
+                   lifted_placeholder_name(InputKind::Parameter, fqn), std::move(meta));
 }
 
 Value* GraphBuilder::buffer(const std::string& fqn, std::vector<int64_t> sizes, bool persistent, DType dtype) {
@@ -182,14 +168,14 @@ Value* GraphBuilder::buffer(const std::string& fqn, std::vector<int64_t> sizes, 
   Tensor t = deterministic_tensor(fqn, dtype, sizes);
   (persistent ? ep_->buffers : ep_->constants).set(fqn, std::move(t));
   return add_input(InputSpec{InputKind::Buffer, fqn, persistent, {}}, ValueKind::Tensor,
-                   "b_" + dots_to_underscores(fqn), tensor_meta(sizes, dtype));
+                   lifted_placeholder_name(InputKind::Buffer, fqn), tensor_meta(sizes, dtype));
 }
 
 Value* GraphBuilder::constant(const std::string& name, std::vector<int64_t> sizes, DType dtype) {
   if (!ep_) builder_fail("constant() on a builder of a bare graph");
   ep_->constants.set(name, deterministic_tensor(name, dtype, sizes));
   return add_input(InputSpec{InputKind::TensorConstant, name, true, {}}, ValueKind::Tensor,
-                   "c_" + dots_to_underscores(name), tensor_meta(sizes, dtype));
+                   lifted_placeholder_name(InputKind::TensorConstant, name), tensor_meta(sizes, dtype));
 }
 
 Value* GraphBuilder::user_input(const std::string& name, std::vector<int64_t> sizes, DType dtype) {
@@ -215,7 +201,7 @@ Node* GraphBuilder::make_node(const std::string& op, std::vector<Arg> args) {
   std::vector<NamedArgument> inputs;
   inputs.reserve(args.size());
   for (auto& a : args) inputs.push_back(NamedArgument{std::move(a.name), std::move(a.value), a.kind});
-  last_node_ = graph_->create_node(full_target(op), std::move(inputs));
+  last_node_ = assembler_.create_node(full_target(op), std::move(inputs));
   return last_node_;
 }
 
@@ -226,7 +212,7 @@ Value* GraphBuilder::call(const std::string& op, std::vector<Arg> args, std::vec
 
 Value* GraphBuilder::call(const std::string& op, std::vector<Arg> args, TensorMeta meta, const std::string& name) {
   Node* n = make_node(op, std::move(args));
-  Value* v = graph_->add_node_output(n, ValueKind::Tensor, name.empty() ? op_base_name(op) : name);
+  Value* v = assembler_.add_node_output(n, ValueKind::Tensor, name.empty() ? op_base_name(op) : name);
   v->set_meta(std::move(meta));
   return v;
 }
@@ -241,7 +227,7 @@ std::vector<Value*> GraphBuilder::call_multi(const std::string& op, std::vector<
   Node* n = make_node(op, std::move(args));
   std::vector<Value*> out;
   for (size_t i = 0; i < outputs.size(); ++i) {
-    Value* v = graph_->add_node_output(n, ValueKind::Tensor, i < names.size() ? names[i] : "getitem");
+    Value* v = assembler_.add_node_output(n, ValueKind::Tensor, i < names.size() ? names[i] : "getitem");
     v->set_meta(std::move(outputs[i]));
     out.push_back(v);
   }
@@ -253,17 +239,17 @@ std::vector<Value*> GraphBuilder::call_list(const std::string& op, std::vector<A
   Node* n = make_node(op, std::move(args));
   std::vector<Value*> out;
   for (size_t i = 0; i < outputs.size(); ++i) {
-    Value* v = graph_->new_node_value(n, ValueKind::Tensor, i < names.size() ? names[i] : "getitem");
+    Value* v = assembler_.new_node_value(n, ValueKind::Tensor, i < names.size() ? names[i] : "getitem");
     v->set_meta(std::move(outputs[i]));
     out.push_back(v);
   }
-  graph_->set_node_outputs(n, {TensorList{out}});
+  assembler_.set_node_outputs(n, {TensorList{out}});
   return out;
 }
 
 Value* GraphBuilder::call_sym_int(const std::string& op, std::vector<Arg> args, SymDim sym, const std::string& name) {
   Node* n = make_node(op, std::move(args));
-  Value* v = graph_->add_node_output(n, ValueKind::SymInt, name.empty() ? op_base_name(op) : name);
+  Value* v = assembler_.add_node_output(n, ValueKind::SymInt, name.empty() ? op_base_name(op) : name);
   v->set_sym(std::move(sym));
   return v;
 }
@@ -271,7 +257,7 @@ Value* GraphBuilder::call_sym_int(const std::string& op, std::vector<Arg> args, 
 void GraphBuilder::user_output(Value* value) { user_output(value_arg(value)); }
 
 void GraphBuilder::user_output(Argument arg) {
-  graph_->insert_output(std::move(arg));
+  assembler_.insert_output(std::move(arg));
   if (ep_) ep_->output_specs.push_back(OutputSpec{OutputKind::UserOutput, ""});
 }
 
@@ -285,7 +271,7 @@ void GraphBuilder::insert_mutation_output(Value* value, OutputSpec spec) {
       break;
     }
   }
-  graph_->insert_output(value_arg(value), pos);
+  assembler_.insert_output(value_arg(value), pos);
   ep_->output_specs.insert(ep_->output_specs.begin() + static_cast<std::ptrdiff_t>(pos), std::move(spec));
 }
 

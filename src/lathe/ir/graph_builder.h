@@ -24,6 +24,7 @@
 #include "lathe/ir/argument.h"
 #include "lathe/ir/exported_program.h"
 #include "lathe/ir/graph.h"
+#include "lathe/ir/graph_assembler.h"
 
 namespace lathe {
 
@@ -130,6 +131,7 @@ class GraphBuilder {
 
   ExportedProgram* ep_ = nullptr;
   Graph* graph_;
+  GraphAssembler assembler_;
   Node* last_node_ = nullptr;
 };
 

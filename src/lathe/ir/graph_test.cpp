@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "lathe/ir/exported_program.h"
+#include "lathe/ir/graph_assembler.h"
 #include "lathe/ir/graph_builder.h"
 #include "lathe/ir/printer.h"
 #include "lathe/ir/verify.h"
@@ -26,15 +27,16 @@ std::vector<std::string> node_names(const Graph& g) {
 
 TEST(GraphTest, CreateNodeRecordsOneUsePerReference) {
   Graph g;
-  Value* x = g.insert_placeholder(ValueKind::Tensor, "x");
-  Value* y = g.insert_placeholder(ValueKind::Tensor, "y");
-  Node* n = g.create_node("torch.ops.aten.mul.Tensor",
-                          {{"self", TensorRef{x}, ArgKind::Positional}, {"other", TensorRef{x}, ArgKind::Positional}});
+  GraphAssembler ga(g);
+  Value* x = ga.insert_placeholder(ValueKind::Tensor, "x");
+  Value* y = ga.insert_placeholder(ValueKind::Tensor, "y");
+  Node* n = ga.create_node("torch.ops.aten.mul.Tensor",
+                           {{"self", TensorRef{x}, ArgKind::Positional}, {"other", TensorRef{x}, ArgKind::Positional}});
   EXPECT_EQ(x->user_count(), 2u);
   EXPECT_EQ(uses_by(x, n), 2u);
   EXPECT_FALSE(y->has_uses());
   // Nested lists count every occurrence too.
-  Node* cat = g.create_node("torch.ops.aten.cat.default", {{"tensors", TensorList{{x, y, x}}, ArgKind::Positional}});
+  Node* cat = ga.create_node("torch.ops.aten.cat.default", {{"tensors", TensorList{{x, y, x}}, ArgKind::Positional}});
   EXPECT_EQ(uses_by(x, cat), 2u);
   EXPECT_EQ(uses_by(y, cat), 1u);
   EXPECT_EQ(x->user_count(), 4u);
@@ -42,29 +44,31 @@ TEST(GraphTest, CreateNodeRecordsOneUsePerReference) {
 
 TEST(GraphTest, SetInputMovesTheUse) {
   Graph g;
-  Value* x = g.insert_placeholder(ValueKind::Tensor, "x");
-  Value* y = g.insert_placeholder(ValueKind::Tensor, "y");
-  Node* n = g.create_node("torch.ops.aten.mul.Tensor",
-                          {{"self", TensorRef{x}, ArgKind::Positional}, {"other", TensorRef{x}, ArgKind::Positional}});
-  n->set_input(1, TensorRef{y});
+  GraphAssembler ga(g);
+  Value* x = ga.insert_placeholder(ValueKind::Tensor, "x");
+  Value* y = ga.insert_placeholder(ValueKind::Tensor, "y");
+  Node* n = ga.create_node("torch.ops.aten.mul.Tensor",
+                           {{"self", TensorRef{x}, ArgKind::Positional}, {"other", TensorRef{x}, ArgKind::Positional}});
+  ga.set_input(n, 1, TensorRef{y});
   EXPECT_EQ(uses_by(x, n), 1u);
   EXPECT_EQ(uses_by(y, n), 1u);
   EXPECT_EQ(n->inputs()[1].arg.tensor(), y);
-  n->set_inputs({{"self", TensorRef{y}, ArgKind::Positional}});
+  ga.set_inputs(n, {{"self", TensorRef{y}, ArgKind::Positional}});
   EXPECT_FALSE(x->has_uses());
   EXPECT_EQ(uses_by(y, n), 1u);
 }
 
 TEST(GraphTest, GraphOutputsAreUses) {
   Graph g;
-  Value* x = g.insert_placeholder(ValueKind::Tensor, "x");
-  g.insert_output(TensorRef{x});
-  g.insert_output(TensorRef{x});
+  GraphAssembler ga(g);
+  Value* x = ga.insert_placeholder(ValueKind::Tensor, "x");
+  ga.insert_output(TensorRef{x});
+  ga.insert_output(TensorRef{x});
   EXPECT_EQ(uses_by(x, nullptr), 2u);
-  g.remove_output(0);
+  ga.remove_output(0);
   EXPECT_EQ(uses_by(x, nullptr), 1u);
-  Value* y = g.insert_placeholder(ValueKind::Tensor, "y");
-  g.set_output(0, TensorRef{y});
+  Value* y = ga.insert_placeholder(ValueKind::Tensor, "y");
+  ga.set_output(0, TensorRef{y});
   EXPECT_FALSE(x->has_uses());
   EXPECT_EQ(uses_by(y, nullptr), 1u);
 }
@@ -73,10 +77,11 @@ TEST(GraphTest, EraseNodeDropsItsUsesAndName) {
   ExportedProgram ep;
   SimpleLinear s = build_simple_linear(ep);
   Graph& g = ep.graph();
+  GraphAssembler ga(g);
   Node* addmm = s.addmm->producer();
-  g.remove_output(0);
+  ga.remove_output(0);
   ep.output_specs.clear();
-  ASSERT_TRUE(g.erase_node(addmm).ok());
+  ASSERT_TRUE(ga.erase_node(addmm).ok());
   EXPECT_FALSE(s.bias->has_uses());
   EXPECT_FALSE(s.arg->has_uses());
   EXPECT_FALSE(s.permute->has_uses());
@@ -87,13 +92,14 @@ TEST(GraphTest, EraseNodeDropsItsUsesAndName) {
 
 TEST(GraphTest, EraseNode_NEG_RefusesNodeWithUses) {
   ExportedProgram ep;
+  GraphAssembler ga(ep.graph());
   SimpleLinear s = build_simple_linear(ep);
-  Status st = ep.graph().erase_node(s.permute->producer());
+  Status st = ga.erase_node(s.permute->producer());
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.error().message().find("cannot erase node 'permute_copy'"), std::string::npos) << st.error().message();
   EXPECT_NE(st.error().message().find("1 use(s)"), std::string::npos);
   // The addmm is used only by the graph output, and that counts.
-  EXPECT_FALSE(ep.graph().erase_node(s.addmm->producer()).ok());
+  EXPECT_FALSE(ga.erase_node(s.addmm->producer()).ok());
   EXPECT_EQ(ep.graph().node_count(), 2u);
   EXPECT_TRUE(verify(ep, "forward").ok());
 }
@@ -105,13 +111,14 @@ TEST(GraphTest, ReplaceAllUsesMovesNodeArgumentsAndGraphOutputs) {
   SimpleLinear s = build_simple_linear(ep);
   GraphBuilder b(ep);
   Graph& g = ep.graph();
+  GraphAssembler ga(g);
   // A consumer of addmm besides the output, to see both kinds of use move.
   Value* relu = b.call("aten.relu.default", {{"self", s.addmm}}, {2, 3});
   b.user_output(relu);
   Value* linear = b.call("aten.linear.default", {{"input", s.arg}, {"weight", s.weight}, {"bias", s.bias}}, {2, 3});
-  g.move_before(linear->producer(), s.addmm->producer());
+  ga.move_before(linear->producer(), s.addmm->producer());
 
-  g.replace_all_uses(s.addmm, linear);
+  ga.replace_all_uses(s.addmm, linear);
   EXPECT_FALSE(s.addmm->has_uses());
   EXPECT_EQ(g.outputs()[0].tensor(), linear);
   EXPECT_EQ(relu->producer()->inputs()[0].arg.tensor(), linear);
@@ -119,8 +126,8 @@ TEST(GraphTest, ReplaceAllUsesMovesNodeArgumentsAndGraphOutputs) {
   EXPECT_EQ(uses_by(linear, relu->producer()), 1u);
   ASSERT_TRUE(verify(ep, "forward").ok());
 
-  ASSERT_TRUE(g.erase_node(s.addmm->producer()).ok());
-  ASSERT_TRUE(g.erase_node(s.permute->producer()).ok());
+  ASSERT_TRUE(ga.erase_node(s.addmm->producer()).ok());
+  ASSERT_TRUE(ga.erase_node(s.permute->producer()).ok());
   ASSERT_TRUE(verify(ep, "forward").ok());
   // Output spec 0 is still the user output, now of %linear: no stale name.
   EXPECT_EQ(ep.output_specs[0].kind, OutputKind::UserOutput);
@@ -129,12 +136,13 @@ TEST(GraphTest, ReplaceAllUsesMovesNodeArgumentsAndGraphOutputs) {
 
 TEST(GraphTest, ReplaceAllUsesCountsRepeatedReferences) {
   Graph g;
-  Value* x = g.insert_placeholder(ValueKind::Tensor, "x");
-  Value* y = g.insert_placeholder(ValueKind::Tensor, "y");
-  Node* n = g.create_node("torch.ops.aten.cat.default", {{"tensors", TensorList{{x, x, y}}, ArgKind::Positional}});
-  g.insert_output(TensorRef{x});
-  g.insert_output(TensorList{{x, y}});
-  g.replace_all_uses(x, y);
+  GraphAssembler ga(g);
+  Value* x = ga.insert_placeholder(ValueKind::Tensor, "x");
+  Value* y = ga.insert_placeholder(ValueKind::Tensor, "y");
+  Node* n = ga.create_node("torch.ops.aten.cat.default", {{"tensors", TensorList{{x, x, y}}, ArgKind::Positional}});
+  ga.insert_output(TensorRef{x});
+  ga.insert_output(TensorList{{x, y}});
+  ga.replace_all_uses(x, y);
   EXPECT_FALSE(x->has_uses());
   EXPECT_EQ(uses_by(y, n), 3u);
   EXPECT_EQ(uses_by(y, nullptr), 3u);
@@ -144,41 +152,44 @@ TEST(GraphTest, ReplaceAllUsesCountsRepeatedReferences) {
 
 TEST(GraphTest, RemoveInputOfUnusedPlaceholderFreesItsName) {
   Graph g;
-  g.insert_placeholder(ValueKind::Tensor, "x");
-  Value* y = g.insert_placeholder(ValueKind::Tensor, "y");
-  ASSERT_TRUE(g.remove_input(0).ok());
+  GraphAssembler ga(g);
+  ga.insert_placeholder(ValueKind::Tensor, "x");
+  Value* y = ga.insert_placeholder(ValueKind::Tensor, "y");
+  ASSERT_TRUE(ga.remove_input(0).ok());
   EXPECT_EQ(g.placeholders(), std::vector<Value*>{y});
   EXPECT_EQ(g.find_value("x"), nullptr);
-  EXPECT_EQ(g.insert_placeholder(ValueKind::Tensor, "x")->name(), "x");
+  EXPECT_EQ(ga.insert_placeholder(ValueKind::Tensor, "x")->name(), "x");
 }
 
 TEST(GraphTest, RemoveInput_NEG_RefusesUsedPlaceholder) {
   ExportedProgram ep;
+  GraphAssembler ga(ep.graph());
   SimpleLinear s = build_simple_linear(ep);
-  Status st = ep.graph().remove_input(0);
+  Status st = ga.remove_input(0);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.error().message().find("cannot remove input 'p_linear_weight'"), std::string::npos)
       << st.error().message();
   EXPECT_EQ(ep.graph().inputs().size(), 3u);
   EXPECT_EQ(ep.graph().inputs()[0].tensor(), s.weight);
-  EXPECT_FALSE(ep.graph().remove_input(7).ok());
+  EXPECT_FALSE(ga.remove_input(7).ok());
 }
 
 TEST(GraphTest, UniqueNameDerivesFreshNames) {
   Graph g;
+  GraphAssembler ga(g);
   EXPECT_EQ(g.unique_name("addmm"), "addmm");  // free: kept as is
-  g.insert_placeholder(ValueKind::Tensor, "addmm");
+  ga.insert_placeholder(ValueKind::Tensor, "addmm");
   EXPECT_EQ(g.unique_name("addmm"), "addmm_1");
   // Values created under a taken name are renamed, never shadowed.
-  Value* a = g.insert_placeholder(ValueKind::Tensor, "addmm");
-  Value* b = g.insert_placeholder(ValueKind::Tensor, "addmm");
+  Value* a = ga.insert_placeholder(ValueKind::Tensor, "addmm");
+  Value* b = ga.insert_placeholder(ValueKind::Tensor, "addmm");
   EXPECT_NE(a->name(), "addmm");
   EXPECT_NE(b->name(), a->name());
   EXPECT_EQ(g.find_value(a->name()), a);
   EXPECT_EQ(g.find_value(b->name()), b);
   // A suffix already taken explicitly is skipped.
-  g.insert_placeholder(ValueKind::Tensor, "mm");
-  g.insert_placeholder(ValueKind::Tensor, "mm_1");
+  ga.insert_placeholder(ValueKind::Tensor, "mm");
+  ga.insert_placeholder(ValueKind::Tensor, "mm_1");
   EXPECT_EQ(g.unique_name("mm"), "mm_2");
 }
 
@@ -186,18 +197,19 @@ TEST(GraphTest, RenameUpdatesLookup) {
   ExportedProgram ep;
   SimpleLinear s = build_simple_linear(ep);
   Graph& g = ep.graph();
-  ASSERT_TRUE(g.rename(s.addmm, "linear").ok());
+  GraphAssembler ga(g);
+  ASSERT_TRUE(ga.rename(s.addmm, "linear").ok());
   EXPECT_EQ(s.addmm->name(), "linear");
   EXPECT_EQ(g.find_value("linear"), s.addmm);
   EXPECT_EQ(g.find_value("addmm"), nullptr);
-  EXPECT_TRUE(g.rename(s.addmm, "linear").ok());  // to its own name: no-op
+  EXPECT_TRUE(ga.rename(s.addmm, "linear").ok());  // to its own name: no-op
   EXPECT_TRUE(verify(ep, "forward").ok());
 }
 
 TEST(GraphTest, Rename_NEG_RefusesTakenName) {
   ExportedProgram ep;
   SimpleLinear s = build_simple_linear(ep);
-  Status st = ep.graph().rename(s.addmm, "arg");
+  Status st = GraphAssembler(ep.graph()).rename(s.addmm, "arg");
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.error().message().find("name taken"), std::string::npos);
   EXPECT_EQ(s.addmm->name(), "addmm");
@@ -208,11 +220,12 @@ TEST(GraphTest, MoveBeforeReorders) {
   ExportedProgram ep;
   SimpleLinear s = build_simple_linear(ep);
   Graph& g = ep.graph();
-  g.move_before(s.addmm->producer(), s.permute->producer());
+  GraphAssembler ga(g);
+  ga.move_before(s.addmm->producer(), s.permute->producer());
   EXPECT_EQ(node_names(g), (std::vector<std::string>{"addmm", "permute_copy"}));
-  g.move_before(s.addmm->producer(), nullptr);  // to the end
+  ga.move_before(s.addmm->producer(), nullptr);  // to the end
   EXPECT_EQ(node_names(g), (std::vector<std::string>{"permute_copy", "addmm"}));
-  EXPECT_EQ(g.node_positions().at(s.addmm->producer()), 1u);
+  EXPECT_EQ(g.last_node(), s.addmm->producer());
 }
 
 }  // namespace

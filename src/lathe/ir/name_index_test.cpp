@@ -1,6 +1,7 @@
 // The graph's name index against a std::map model, through the Graph API
 // (create, erase, rename), many times over so that growth and
 // backward-shift deletion across the table's wrap-around are exercised.
+#include "lathe/ir/graph_assembler.h"
 #include "lathe/ir/name_index.h"
 
 #include <gtest/gtest.h>
@@ -15,29 +16,30 @@ namespace {
 
 TEST(NameIndex, AgreesWithAMapThroughCreateEraseAndRename) {
   Graph g;
-  Value* x = g.insert_placeholder(ValueKind::Tensor, "x");
+  GraphAssembler ga(g);
+  Value* x = ga.insert_placeholder(ValueKind::Tensor, "x");
   std::map<std::string, Value*> model{{"x", x}};
   std::vector<Node*> live;
   std::mt19937 rng(7);
   for (int step = 0; step < 20000; ++step) {
     const int op = static_cast<int>(rng() % 10);
     if (op < 6 || live.empty()) {  // create (names collide on purpose: unique_name resolves them)
-      Node* n = g.create_node("torch.ops.aten.relu.default", {NamedArgument{"self", TensorRef{x}, ArgKind::Positional}});
-      Value* v = g.add_node_output(n, ValueKind::Tensor, "v" + std::to_string(rng() % 500));
+      Node* n = ga.create_node("torch.ops.aten.relu.default", {NamedArgument{"self", TensorRef{x}, ArgKind::Positional}});
+      Value* v = ga.add_node_output(n, ValueKind::Tensor, "v" + std::to_string(rng() % 500));
       ASSERT_EQ(model.count(v->name()), 0u) << v->name();
       model[v->name()] = v;
       live.push_back(n);
     } else if (op < 9) {  // erase a random node
       size_t i = rng() % live.size();
       std::string name = live[i]->output()->name();
-      ASSERT_TRUE(g.erase_node(live[i]).ok());
+      ASSERT_TRUE(ga.erase_node(live[i]).ok());
       model.erase(name);
       live[i] = live.back();
       live.pop_back();
     } else {  // rename to a fresh name
       Value* v = live[rng() % live.size()]->output();
       std::string old = v->name(), fresh = "r" + std::to_string(step);
-      ASSERT_TRUE(g.rename(v, fresh).ok());
+      ASSERT_TRUE(ga.rename(v, fresh).ok());
       model.erase(old);
       model[fresh] = v;
     }
@@ -63,12 +65,13 @@ TEST(NameIndex, AgreesWithAMapThroughCreateEraseAndRename) {
 // erased names; rename across; all against the model.
 TEST(NameIndex, LargeGraphQueuedErasuresAgreeWithAMap) {
   Graph g;
-  Value* x = g.insert_placeholder(ValueKind::Tensor, "x");
+  GraphAssembler ga(g);
+  Value* x = ga.insert_placeholder(ValueKind::Tensor, "x");
   std::map<std::string, Value*> model{{"x", x}};
   std::vector<Node*> nodes;
   auto create = [&](const std::string& name) {
-    Node* n = g.create_node("torch.ops.aten.relu.default", {NamedArgument{"self", TensorRef{x}, ArgKind::Positional}});
-    Value* v = g.add_node_output(n, ValueKind::Tensor, name);
+    Node* n = ga.create_node("torch.ops.aten.relu.default", {NamedArgument{"self", TensorRef{x}, ArgKind::Positional}});
+    Value* v = ga.add_node_output(n, ValueKind::Tensor, name);
     model[v->name()] = v;
     nodes.push_back(n);
     return v;
@@ -85,7 +88,7 @@ TEST(NameIndex, LargeGraphQueuedErasuresAgreeWithAMap) {
         continue;
       }
       std::string name = (*it)->output()->name();
-      ASSERT_TRUE(g.erase_node(*it).ok());
+      ASSERT_TRUE(ga.erase_node(*it).ok());
       model.erase(name);
       erased.push_back(name);
     }
@@ -103,12 +106,12 @@ TEST(NameIndex, LargeGraphQueuedErasuresAgreeWithAMap) {
     for (int i = 0; i < 50; ++i) {
       Node* n = nodes.back();
       std::string freed = n->output()->name();
-      ASSERT_TRUE(g.erase_node(n).ok());
+      ASSERT_TRUE(ga.erase_node(n).ok());
       nodes.pop_back();
       model.erase(freed);
       Value* r = nodes[rng() % nodes.size()]->output();
       std::string old = r->name();
-      ASSERT_TRUE(g.rename(r, freed).ok()) << old << " -> " << freed;
+      ASSERT_TRUE(ga.rename(r, freed).ok()) << old << " -> " << freed;
       model.erase(old);
       model[freed] = r;
     }
@@ -119,9 +122,10 @@ TEST(NameIndex, LargeGraphQueuedErasuresAgreeWithAMap) {
 
 TEST(NameIndex, RenameToATakenNameIsRefusedAndChangesNothing_NEG) {
   Graph g;
-  Value* a = g.insert_placeholder(ValueKind::Tensor, "a");
-  Value* b = g.insert_placeholder(ValueKind::Tensor, "b");
-  EXPECT_FALSE(g.rename(a, "b").ok());
+  GraphAssembler ga(g);
+  Value* a = ga.insert_placeholder(ValueKind::Tensor, "a");
+  Value* b = ga.insert_placeholder(ValueKind::Tensor, "b");
+  EXPECT_FALSE(ga.rename(a, "b").ok());
   EXPECT_EQ(g.find_value("a"), a);
   EXPECT_EQ(g.find_value("b"), b);
 }
@@ -137,15 +141,16 @@ namespace {
 // a use-after-free; without it, the visit count would be wrong.
 TEST(GraphNodes, ErasingTheCurrentNodeWhileIteratingVisitsEveryNodeOnce) {
   Graph g;
-  Value* x = g.insert_placeholder(ValueKind::Tensor, "x");
+  GraphAssembler ga(g);
+  Value* x = ga.insert_placeholder(ValueKind::Tensor, "x");
   for (int i = 0; i < 10; ++i) {
-    Node* n = g.create_node("torch.ops.aten.relu.default", {NamedArgument{"self", TensorRef{x}, ArgKind::Positional}});
-    g.add_node_output(n, ValueKind::Tensor, "r");
+    Node* n = ga.create_node("torch.ops.aten.relu.default", {NamedArgument{"self", TensorRef{x}, ArgKind::Positional}});
+    ga.add_node_output(n, ValueKind::Tensor, "r");
   }
   int visited = 0;
   for (Node* n : g.nodes()) {
     ++visited;
-    ASSERT_TRUE(g.erase_node(n).ok());
+    ASSERT_TRUE(ga.erase_node(n).ok());
   }
   EXPECT_EQ(visited, 10);
   EXPECT_EQ(g.node_count(), 0u);

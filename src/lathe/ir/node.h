@@ -34,9 +34,6 @@ class Node {
   void set_explicit_name(std::optional<std::string> name) { name_ = std::move(name); }
 
   const std::vector<NamedArgument>& inputs() const { return inputs_; }
-  // Replaces all arguments, keeping use-lists right.
-  void set_inputs(std::vector<NamedArgument> inputs);
-  void set_input(size_t index, Argument arg);
   // Argument by schema name, or nullptr.
   const Argument* input(std::string_view name) const;
 
@@ -61,7 +58,11 @@ class Node {
  private:
   friend class Graph;
   friend class Rewriter;  // retarget(): an op replaced in place keeps its values
+  friend class GraphAssembler;
   Node(Graph* graph, OpTarget target) : graph_(graph), target_(target) {}
+  // Replaces all arguments, keeping use-lists right (Rewriter::retarget).
+  void set_inputs(std::vector<NamedArgument> inputs);
+  void set_input(size_t index, Argument arg);
   void add_uses(const Argument& arg);
   void remove_uses(const Argument& arg);
 

@@ -8,6 +8,13 @@
 namespace lathe {
 namespace {
 
+// `predicate` holds for every target in `yes` and for none in `no`.
+void expect_sorted(bool (*predicate)(std::string_view), std::initializer_list<const char*> yes,
+                   std::initializer_list<const char*> no) {
+  for (const char* op : yes) EXPECT_TRUE(predicate(op)) << op;
+  for (const char* op : no) EXPECT_FALSE(predicate(op)) << op;
+}
+
 TEST(OpCatalogueTest, Spelling) {
   EXPECT_EQ(ops::strip_torch_ops("torch.ops.aten.addmm.default"), "aten.addmm.default");
   EXPECT_EQ(ops::strip_torch_ops("aten.addmm.default"), "aten.addmm.default");
@@ -39,6 +46,11 @@ TEST(OpCatalogueTest, InternedOpsAreTheNodesTargets) {
   EXPECT_FALSE(b.last_node()->op_target() == ops::aten::t_copy);
   EXPECT_EQ(ops::op_name(ops::aten::add_Tensor), "aten.add.Tensor");
   EXPECT_EQ(ops::op_name(ops::higher_order::cond), "higher_order.cond");
+  // The predicates on interned ops compare pointers.
+  EXPECT_TRUE(ops::is_reshape(ops::aten::flatten_using_ints));
+  EXPECT_FALSE(ops::is_reshape(ops::aten::permute));
+  EXPECT_TRUE(ops::is_batch_norm(ops::aten::_native_batch_norm_legit_no_training));
+  EXPECT_FALSE(ops::is_batch_norm(ops::aten::layer_norm));
   // Every aten entry is spelled as its variable says: the name, then the
   // overload unless it is "default".
   for (OpTarget op : {ops::aten::squeeze_dim, ops::aten::slice_Tensor, ops::aten::mean_dim, ops::aten::_softmax,
@@ -50,14 +62,10 @@ TEST(OpCatalogueTest, InternedOpsAreTheNodesTargets) {
 }
 
 TEST(OpCatalogueTest, WhatCountsAsLayoutOnly) {
-  EXPECT_TRUE(ops::is_layout_only("torch.ops.aten.permute_copy.default"));
-  EXPECT_TRUE(ops::is_layout_only("torch.ops.aten.expand.default"));
-  EXPECT_TRUE(ops::is_layout_only("torch.ops.aten.lift_fresh_copy.default"));
-  EXPECT_FALSE(ops::is_layout_only("torch.ops.aten.mm.default"));
-  EXPECT_FALSE(ops::is_layout_only("torch.ops.aten.index_copy.default"));
-  EXPECT_FALSE(ops::is_layout_only("my_ops.view.default"));
-  EXPECT_TRUE(ops::is_reshape(ops::aten::flatten_using_ints));
-  EXPECT_FALSE(ops::is_reshape(ops::aten::permute));
+  expect_sorted(ops::is_layout_only,
+                {"torch.ops.aten.permute_copy.default", "torch.ops.aten.expand.default",
+                 "torch.ops.aten.lift_fresh_copy.default"},
+                {"torch.ops.aten.mm.default", "torch.ops.aten.index_copy.default", "my_ops.view.default"});
 }
 
 TEST(OpCatalogueTest, WhatCountsAsAPermutation) {
@@ -81,34 +89,26 @@ TEST(OpCatalogueTest, WhatCountsAsAPermutation) {
 }
 
 TEST(OpCatalogueTest, WhatCountsAsEffectFree) {
-  EXPECT_TRUE(ops::is_effect_free("torch.ops.aten.t.default"));
-  EXPECT_TRUE(ops::is_effect_free("torch.ops.aten.permute_copy.default"));
-  EXPECT_TRUE(ops::is_effect_free("torch.ops.aten.sym_size.int"));
-  EXPECT_TRUE(ops::is_effect_free("torch.ops.quantized_decomposed.quantize_per_tensor.default"));
-  EXPECT_FALSE(ops::is_effect_free("torch.ops.aten.copy_.default"));
-  EXPECT_FALSE(ops::is_effect_free("torch.ops.aten.add_.Tensor"));
-  EXPECT_FALSE(ops::is_effect_free("torch.ops.aten.mm.out"));
-  EXPECT_FALSE(ops::is_effect_free("torch.ops.aten.max.dim_max_out"));
-  EXPECT_FALSE(ops::is_effect_free("torch.ops.aten._assert_async.msg"));
-  EXPECT_FALSE(ops::is_effect_free("torch.ops.aten._assert_scalar.default"));
-  EXPECT_FALSE(ops::is_effect_free("torch.ops.aten.sym_constrain_range.default"));
-  EXPECT_FALSE(ops::is_effect_free("torch.ops.aten._print.default"));
-  EXPECT_FALSE(ops::is_effect_free("torch.ops.aten.rand.default"));
-  EXPECT_FALSE(ops::is_effect_free("torch.ops.higher_order.cond"));
-  EXPECT_FALSE(ops::is_effect_free("torch.ops.my_ops.custom.default"));
-  EXPECT_FALSE(ops::is_effect_free("_operator.getitem"));
-  EXPECT_FALSE(ops::is_effect_free("builtins.print"));
-  EXPECT_TRUE(ops::is_allocation("torch.ops.aten.empty_like.default"));
-  EXPECT_FALSE(ops::is_allocation("torch.ops.aten.zeros_like.default"));
+  // Not: in place, out=, asserts, constraints, prints, randomness, and
+  // anything Lathe does not know (kept even when unused).
+  expect_sorted(ops::is_effect_free,
+                {"torch.ops.aten.t.default", "torch.ops.aten.permute_copy.default", "torch.ops.aten.sym_size.int",
+                 "torch.ops.quantized_decomposed.quantize_per_tensor.default"},
+                {"torch.ops.aten.copy_.default", "torch.ops.aten.add_.Tensor", "torch.ops.aten.mm.out",
+                 "torch.ops.aten.max.dim_max_out", "torch.ops.aten._assert_async.msg",
+                 "torch.ops.aten._assert_scalar.default", "torch.ops.aten.sym_constrain_range.default",
+                 "torch.ops.aten._print.default", "torch.ops.aten.rand.default", "torch.ops.higher_order.cond",
+                 "torch.ops.my_ops.custom.default", "_operator.getitem", "builtins.print"});
+  expect_sorted(ops::is_allocation, {"torch.ops.aten.empty_like.default"}, {"torch.ops.aten.zeros_like.default"});
 }
 
 TEST(OpCatalogueTest, WhatCountsAsQuantize) {
-  EXPECT_TRUE(ops::is_quantize("torch.ops.quantized_decomposed.dequantize_per_channel.default"));
-  EXPECT_TRUE(ops::is_quantize("torch.ops.quantized_decomposed.quantize_per_tensor.tensor2"));
-  EXPECT_FALSE(ops::is_quantize("torch.ops.quantized_decomposed.choose_qparams.tensor"));
-  EXPECT_FALSE(ops::is_quantize("torch.ops.aten.dequantize.self"));
-  EXPECT_TRUE(ops::is_quantize("torch.ops.torchao.dequantize_affine.default"));
-  EXPECT_FALSE(ops::is_quantize("torch.ops.torchao.choose_qparams_affine.default"));
+  expect_sorted(ops::is_quantize,
+                {"torch.ops.quantized_decomposed.dequantize_per_channel.default",
+                 "torch.ops.quantized_decomposed.quantize_per_tensor.tensor2",
+                 "torch.ops.torchao.dequantize_affine.default"},
+                {"torch.ops.quantized_decomposed.choose_qparams.tensor", "torch.ops.aten.dequantize.self",
+                 "torch.ops.torchao.choose_qparams_affine.default"});
   EXPECT_TRUE(ops::is_batch_norm(ops::aten::_native_batch_norm_legit_no_training));
   EXPECT_FALSE(ops::is_batch_norm(ops::aten::layer_norm));
 }

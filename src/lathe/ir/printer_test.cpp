@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 
+#include "lathe/ir/graph_assembler.h"
 #include "lathe/ir/graph_builder.h"
 
 namespace lathe {
@@ -134,7 +135,7 @@ TEST(PrinterTest, MultiOutputNodesAndSubgraphs) {
 TEST(PrinterTest, LiteralInputsAndBrokenSignatures) {
   ExportedProgram ep;
   build_simple_linear(ep);
-  ep.graph().insert_literal_input(int64_t{3});
+  GraphAssembler(ep.graph()).insert_literal_input(int64_t{3});
   ep.input_specs.push_back(InputSpec{InputKind::ConstantInput, "n", true, int64_t{3}});
   ep.output_specs.push_back(OutputSpec{OutputKind::UserOutput, ""});  // one spec too many
   std::string text = print_program(ep);
@@ -156,14 +157,16 @@ TEST(PrinterTest, FormatsRoundTripAndTypes) {
   EXPECT_EQ(format_argument(DeviceArg{Device{"cuda", 0}}), "device(\"cuda:0\")");
 
   Graph g;
-  Value* t = g.insert_placeholder(ValueKind::Tensor, "t");
+
+  GraphAssembler ga(g);
+  Value* t = ga.insert_placeholder(ValueKind::Tensor, "t");
   EXPECT_EQ(format_type(*t), "Tensor");  // no metadata yet
   TensorMeta m = GraphBuilder::tensor_meta({2, 3});
   m.strides = {1, 2};
   m.device = Device{"cuda", 1};
   t->set_meta(m);
   EXPECT_EQ(format_type(*t), "f32[2, 3]@cuda:1{strides=[1, 2]}");
-  Value* tok = g.insert_placeholder(ValueKind::Token, "token");
+  Value* tok = ga.insert_placeholder(ValueKind::Token, "token");
   EXPECT_EQ(format_type(*tok), "Token");
 }
 

@@ -8,23 +8,6 @@ namespace lathe {
 
 namespace {
 
-Argument value_argument(Value* v) {
-  switch (v->kind()) {
-    case ValueKind::SymInt: return SymIntArg{v};
-    case ValueKind::SymFloat: return SymFloatArg{v};
-    case ValueKind::SymBool: return SymBoolArg{v};
-    case ValueKind::CustomObj: return CustomObjRef{v};
-    case ValueKind::Tensor:
-    case ValueKind::Token: return TensorRef{v};
-  }
-  return TensorRef{v};
-}
-
-std::string dots_to_underscores(std::string s) {
-  std::replace(s.begin(), s.end(), '.', '_');
-  return s;
-}
-
 bool same_view(const Tensor& a, const Tensor& b) {
   return a.storage && a.storage == b.storage && a.dtype == b.dtype && a.sizes == b.sizes && a.strides == b.strides &&
          a.storage_offset == b.storage_offset;
@@ -234,6 +217,11 @@ Status Rewriter::retarget(Node* node, OpTarget target, std::vector<NamedArgument
 }
 
 Status Rewriter::replace_all_uses(Value* from, Value* to) {
+  static const std::unordered_set<const Node*> kNone;
+  return replace_all_uses(from, to, kNone);
+}
+
+Status Rewriter::replace_all_uses(Value* from, Value* to, const std::unordered_set<const Node*>& leaving) {
   if (!from || !to) return make_error("replace all uses: null value");
   if (from == to) return Status::Ok();
   auto where = [&] { return "replace all uses of '" + from->name() + "' with '" + to->name() + "'"; };
@@ -243,11 +231,11 @@ Status Rewriter::replace_all_uses(Value* from, Value* to) {
                       std::string(value_kind_name(to->kind())));
   if (to->kind() == ValueKind::Tensor && !to->meta()) return make_error(where() + ": '" + to->name() + "' has no metadata");
   for (const Use& u : from->uses()) {
-    if (u.user && !defined_before(to, u.user))
+    if (u.user && !leaving.count(u.user) && !defined_before(to, u.user))
       return make_error(where() + ": '" + to->name() + "' is not defined before its new user '" + u.user->name() + "'" +
                         (u.user == to->producer() ? " (it would read itself)" : ""));
   }
-  graph_->replace_all_uses(from, to);
+  graph_->replace_all_uses(from, to, leaving.empty() ? nullptr : &leaving);
   return Status::Ok();
 }
 
@@ -278,6 +266,29 @@ Status Rewriter::reorder(const std::vector<Node*>& order) {
     }
   }
   for (Node* n : order) graph_->move_before(n, nullptr);
+  positions_valid_ = false;
+  return Status::Ok();
+}
+
+Status Rewriter::move_before(Node* node, Node* before) {
+  if (!node || node->graph() != graph_ || (before && before->graph() != graph_))
+    return make_error("move: the node is not in this graph");
+  if (node == before || node->next_node() == before) return Status::Ok();
+  auto where = [&] { return "move '" + node->name() + "' before " + (before ? "'" + before->name() + "'" : "the end"); };
+  for (const Value* v : node->operand_values()) {
+    if (!defined_before(v, before)) return make_error(where() + ": it reads '" + v->name() + "', defined after there");
+  }
+  for (const Value* v : node->defined_values()) {
+    for (const Use& u : v->uses()) {
+      if (!u.user || u.user == before) continue;
+      const Pos* user = position(u.user);
+      const Pos* at = before ? position(before) : nullptr;
+      if (!at || !user || user->pos < at->pos) {
+        return make_error(where() + ": '" + u.user->name() + "', which reads '" + v->name() + "', would come first");
+      }
+    }
+  }
+  graph_->move_before(node, before);
   positions_valid_ = false;
   return Status::Ok();
 }
@@ -373,18 +384,18 @@ Result<Value*> Rewriter::add_input(InputSpec spec, const std::string& name, std:
 }
 
 Result<Value*> Rewriter::add_parameter(const std::string& fqn, Tensor tensor) {
-  return add_input(InputSpec{InputKind::Parameter, fqn, true, {}}, "p_" + dots_to_underscores(fqn), std::move(tensor),
-                   std::nullopt);
+  return add_input(InputSpec{InputKind::Parameter, fqn, true, {}}, lifted_placeholder_name(InputKind::Parameter, fqn),
+                   std::move(tensor), std::nullopt);
 }
 
 Result<Value*> Rewriter::add_buffer(const std::string& fqn, Tensor tensor, bool persistent) {
-  return add_input(InputSpec{InputKind::Buffer, fqn, persistent, {}}, "b_" + dots_to_underscores(fqn),
+  return add_input(InputSpec{InputKind::Buffer, fqn, persistent, {}}, lifted_placeholder_name(InputKind::Buffer, fqn),
                    std::move(tensor), std::nullopt);
 }
 
 Result<Value*> Rewriter::add_constant(const std::string& name, Tensor tensor) {
-  return add_input(InputSpec{InputKind::TensorConstant, name, true, {}}, "c_" + dots_to_underscores(name),
-                   std::move(tensor), std::nullopt);
+  return add_input(InputSpec{InputKind::TensorConstant, name, true, {}},
+                   lifted_placeholder_name(InputKind::TensorConstant, name), std::move(tensor), std::nullopt);
 }
 
 Result<Value*> Rewriter::add_user_input(const std::string& name, TensorMeta meta) {

@@ -13,7 +13,7 @@
 //   replace_node / retarget     the usual pattern rewrite in one call (a
 //                               new node, or the old one changed in place)
 //   erase_node                  only when nothing uses its values
-//   reorder                     a permutation that keeps producers first
+//   reorder / move_before       a new node order that keeps producers first
 //   rename                      keeps user_input_mutation targets in step
 //   add_*_input / remove_input  placeholder + spec + state together, in
 //                               torch.export's input order
@@ -29,6 +29,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "lathe/core/result.h"
@@ -76,11 +77,18 @@ class Rewriter {
   Status retarget(Node* node, std::string_view target, std::vector<NamedArgument> inputs);
   Status retarget(Node* node, OpTarget target, std::vector<NamedArgument> inputs);
   Status replace_all_uses(Value* from, Value* to);
+  // The same, except that the nodes in `leaving` keep reading `from`: they
+  // are about to be erased (a group replaced by one node placed after it,
+  // which they precede). `to` must be defined before every other user.
+  Status replace_all_uses(Value* from, Value* to, const std::unordered_set<const Node*>& leaving);
   Status erase_node(Node* node);
   // Puts the graph's nodes in `order`: a permutation of every node in which
   // each node comes after the producers of its operands. Anything else is
   // refused before a node moves.
   Status reorder(const std::vector<Node*>& order);
+  // Moves `node` before `before` (nullptr: to the end). Refused unless what
+  // it reads is defined before the new place and what reads it comes after.
+  Status move_before(Node* node, Node* before);
   Status rename(Value* value, const std::string& name);
 
   // True if `value` is visible at `node` (a placeholder, or produced by an

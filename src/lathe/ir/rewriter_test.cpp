@@ -34,41 +34,88 @@ NamedArgument pos(std::string name, Argument a) { return NamedArgument{std::move
 
 // ---- nodes ------------------------------------------------------------------------
 
+std::vector<std::string> node_order(const ExportedProgram& ep) {
+  std::vector<std::string> names;
+  for (const Node* n : ep.graph().nodes()) names.push_back(n->name());
+  return names;
+}
+
+// a = relu(x); c = neg(a), or neg(x) when c does not read a. No outputs yet.
+struct TwoNodes {
+  ExportedProgram ep;
+  GraphBuilder b{ep};
+  Value* x = b.user_input("x", {2});
+  Value* a;
+  Value* c;
+  explicit TwoNodes(bool c_reads_a)
+      : a(b.call("aten.relu.default", {{"self", x}}, {2}, DType::Float32, "a")),
+        c(b.call("aten.neg.default", {{"self", c_reads_a ? a : x}}, {2}, DType::Float32, "c")) {}
+};
+
 // reorder: any permutation that keeps producers first is applied; one that
 // puts a node before what it reads, drops or repeats a node is refused with
 // the graph untouched.
 TEST(RewriterTest, ReorderAppliesATopologicalPermutation) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
-  Value* x = b.user_input("x", {2});
-  Value* a = b.call("aten.relu.default", {{"self", x}}, {2}, DType::Float32, "a");
-  Value* c = b.call("aten.neg.default", {{"self", x}}, {2}, DType::Float32, "c");
-  b.user_output(a);
-  b.user_output(c);
-  Rewriter rw(ep);
-  ASSERT_TRUE(rw.reorder({c->producer(), a->producer()}).ok());
-  std::vector<std::string> names;
-  for (const Node* n : ep.graph().nodes()) names.push_back(n->name());
-  EXPECT_EQ(names, (std::vector<std::string>{"c", "a"}));
-  EXPECT_TRUE(verify(ep, "model").ok());
+  TwoNodes g(false);
+  g.b.user_output(g.a);
+  g.b.user_output(g.c);
+  Rewriter rw(g.ep);
+  ASSERT_TRUE(rw.reorder({g.c->producer(), g.a->producer()}).ok());
+  EXPECT_EQ(node_order(g.ep), (std::vector<std::string>{"c", "a"}));
+  EXPECT_TRUE(verify(g.ep, "model").ok());
 }
 
 TEST(RewriterTest, ReorderBeforeAProducerOrNotAPermutation_NEG) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
-  Value* x = b.user_input("x", {2});
-  Value* a = b.call("aten.relu.default", {{"self", x}}, {2}, DType::Float32, "a");
-  Value* c = b.call("aten.neg.default", {{"self", a}}, {2}, DType::Float32, "c");
-  b.user_output(c);
-  Rewriter rw(ep);
-  auto before = rw.reorder({c->producer(), a->producer()});
-  ASSERT_FALSE(before.ok());
-  EXPECT_NE(before.error().message().find("'c' would come before 'a'"), std::string::npos) << before.error().message();
-  EXPECT_FALSE(rw.reorder({a->producer(), a->producer()}).ok());
-  EXPECT_FALSE(rw.reorder({a->producer()}).ok());
-  std::vector<std::string> names;
-  for (const Node* n : ep.graph().nodes()) names.push_back(n->name());
-  EXPECT_EQ(names, (std::vector<std::string>{"a", "c"}));
+  TwoNodes g(true);
+  g.b.user_output(g.c);
+  Rewriter rw(g.ep);
+  Node* a = g.a->producer();
+  EXPECT_FAILS_UNCHANGED(g.ep, rw.reorder({g.c->producer(), a}), "'c' would come before 'a'");
+  EXPECT_FAILS_UNCHANGED(g.ep, rw.reorder({a, a}), "is listed twice");
+  EXPECT_FAILS_UNCHANGED(g.ep, rw.reorder({a}), "1 nodes given, the graph has 2");
+}
+
+// move_before: one node at a time, under the same rule.
+TEST(RewriterTest, MoveBeforeKeepsProducersFirst) {
+  TwoNodes g(false);
+  Value* d = g.b.call("aten.add.Tensor", {{"self", g.a}, {"other", g.c}}, {2}, DType::Float32, "d");
+  g.b.user_output(d);
+  Rewriter rw(g.ep);
+  ASSERT_TRUE(rw.move_before(g.c->producer(), g.a->producer()).ok());
+  EXPECT_EQ(node_order(g.ep), (std::vector<std::string>{"c", "a", "d"}));
+  ASSERT_TRUE(rw.move_before(g.c->producer(), d->producer()).ok());  // and back
+  EXPECT_EQ(node_order(g.ep), (std::vector<std::string>{"a", "c", "d"}));
+  EXPECT_TRUE(verify(g.ep, "model").ok());
+}
+
+TEST(RewriterTest, MoveBeforeAProducerOrAfterAUser_NEG) {
+  TwoNodes g(true);
+  g.b.user_output(g.c);
+  Rewriter rw(g.ep);
+  EXPECT_FAILS_UNCHANGED(g.ep, rw.move_before(g.c->producer(), g.a->producer()),
+                         "move 'c' before 'a': it reads 'a', defined after there");
+  EXPECT_FAILS_UNCHANGED(g.ep, rw.move_before(g.a->producer(), nullptr),
+                         "move 'a' before the end: 'c', which reads 'a', would come first");
+}
+
+// What the partitioner does: a node after a group takes over the group's
+// value; the group's own readers keep the old one until they are erased.
+TEST(RewriterTest, ReplaceAllUsesLeavingNodesThatGo) {
+  TwoNodes g(true);
+  g.b.user_output(g.a);
+  Rewriter rw(g.ep);
+  auto fused = rw.create_call("torch.ops.aten.fused.default", {pos("self", TensorRef{g.x})}, *g.a->meta(), "fused");
+  ASSERT_TRUE(fused.ok());
+  Value* f = *fused;
+  // c, before the new node, would refuse it; left reading a, it does not.
+  EXPECT_FAILS_UNCHANGED(g.ep, rw.replace_all_uses(g.a, f), "'fused' is not defined before its new user 'c'");
+  ASSERT_TRUE(rw.replace_all_uses(g.a, f, {g.c->producer()}).ok());
+  EXPECT_EQ(g.c->producer()->inputs()[0].arg.tensor(), g.a);
+  EXPECT_EQ(g.ep.graph().outputs()[0].tensor(), f);
+  EXPECT_EQ(g.a->user_count(), 1u);
+  ASSERT_TRUE(rw.erase_node(g.c->producer()).ok());
+  ASSERT_TRUE(rw.erase_node(g.a->producer()).ok());
+  EXPECT_TRUE(verify(g.ep, "model").ok());
 }
 
 TEST(RewriterTest, ReplaceNodeMovesTheOutputAndItsSpec) {

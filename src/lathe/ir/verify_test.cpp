@@ -1,5 +1,6 @@
 // One positive case, then one _NEG case per rule: each breaks a good
 // program in exactly one way and checks the error names the place and rule.
+#include "lathe/ir/graph_assembler.h"
 #include "lathe/ir/verify.h"
 
 #include <gtest/gtest.h>
@@ -89,7 +90,7 @@ TEST(VerifyTest, ConstantInputSpecOnPlaceholder_NEG) {
 TEST(VerifyTest, ConstantInputLiteralPasses) {
   ExportedProgram ep;
   build_simple_linear(ep);
-  ep.graph().insert_literal_input(int64_t{3});
+  GraphAssembler(ep.graph()).insert_literal_input(int64_t{3});
   ep.input_specs.push_back(InputSpec{InputKind::ConstantInput, "n", true, int64_t{3}});
   EXPECT_EQ(failure(ep), "");
 }
@@ -98,16 +99,17 @@ TEST(VerifyTest, TokenSpecOnSymInt_NEG) {
   // A tensor is accepted (PyTorch 2.13 writes tokens as f32[0] tensors,
   // fixtures/constructs/effects.pt2); a symbolic int is not.
   ExportedProgram ep;
+  GraphAssembler ga(ep.graph());
   build_simple_linear(ep);
-  ep.graph().insert_placeholder(ValueKind::Tensor, "token", 0)->set_meta(GraphBuilder::tensor_meta({0}));
+  ga.insert_placeholder(ValueKind::Tensor, "token", 0)->set_meta(GraphBuilder::tensor_meta({0}));
   ep.input_specs.insert(ep.input_specs.begin(), InputSpec{InputKind::Token, "", true, {}});
   EXPECT_EQ(failure(ep), "");
-  ep.graph().insert_placeholder(ValueKind::SymInt, "token2", 0);
+  ga.insert_placeholder(ValueKind::SymInt, "token2", 0);
   ep.input_specs.insert(ep.input_specs.begin(), InputSpec{InputKind::Token, "", true, {}});
   EXPECT_FAILS_WITH(ep, "input spec 0 (token, %token2): expects a token (or tensor) graph input, but it is sym_int");
   ExportedProgram ep2;
   build_simple_linear(ep2);
-  ep2.graph().insert_placeholder(ValueKind::Token, "token");
+  GraphAssembler(ep2.graph()).insert_placeholder(ValueKind::Token, "token");
   ep2.input_specs.push_back(InputSpec{InputKind::UserInput, "", true, {}});
   EXPECT_FAILS_WITH(ep2, "input spec 3 (user_input, %token): expects a non-token graph input, but it is token");
 }
@@ -124,7 +126,7 @@ TEST(VerifyTest, UserInputBeforeParameterIsAccepted) {
   b.parameter("w", {2});
   b.user_input("x", {2});
   Graph& g = ep.graph();
-  g.insert_placeholder(ValueKind::Tensor, "y", 0)->set_meta(GraphBuilder::tensor_meta({2}));
+  GraphAssembler(g).insert_placeholder(ValueKind::Tensor, "y", 0)->set_meta(GraphBuilder::tensor_meta({2}));
   ep.input_specs.insert(ep.input_specs.begin(), InputSpec{InputKind::UserInput, "", true, {}});
   Status st = verify(ep, "forward");
   EXPECT_TRUE(st.ok()) << st.error().message();
@@ -133,7 +135,7 @@ TEST(VerifyTest, UserInputBeforeParameterIsAccepted) {
 TEST(VerifyTest, ConstantBetweenBuffersIsAccepted) {
   Stateful s;
   Graph& g = s.ep.graph();
-  Value* c2 = g.insert_placeholder(ValueKind::Tensor, "c_early", 2);
+  Value* c2 = GraphAssembler(g).insert_placeholder(ValueKind::Tensor, "c_early", 2);
   c2->set_meta(GraphBuilder::tensor_meta({2}));
   s.ep.input_specs.insert(s.ep.input_specs.begin() + 2, InputSpec{InputKind::TensorConstant, "early", true, {}});
   s.ep.constants.set("early", GraphBuilder::deterministic_tensor("early", DType::Float32, {2}));
@@ -233,9 +235,10 @@ TEST(VerifyTest, StateDtypeOrShapeDisagreesWithPlaceholder_NEG) {
 TEST(VerifyTest, BufferMutationAfterUserOutput_NEG) {
   Stateful s;
   Graph& g = s.ep.graph();
+  GraphAssembler ga(g);
   // Move the mutation (output 0) behind the user output.
-  g.remove_output(0);
-  g.insert_output(TensorRef{s.nb});
+  ga.remove_output(0);
+  ga.insert_output(TensorRef{s.nb});
   s.ep.output_specs.erase(s.ep.output_specs.begin());
   s.ep.output_specs.push_back(OutputSpec{OutputKind::BufferMutation, "bn.running_mean"});
   EXPECT_FAILS_WITH(s.ep,
@@ -260,7 +263,7 @@ TEST(VerifyTest, UserInputMutationNamesNoUserInput_NEG) {
 
 TEST(VerifyTest, MutationOutputIsNotATensor_NEG) {
   Stateful s;
-  s.ep.graph().set_output(0, Argument(int64_t{1}));
+  GraphAssembler(s.ep.graph()).set_output(0, Argument(int64_t{1}));
   EXPECT_FAILS_WITH(s.ep,
                     "output spec 0 (buffer_mutation 'bn.running_mean', a literal): must be a single tensor value");
 }
@@ -279,7 +282,7 @@ TEST(VerifyTest, SameBufferMutatedTwice_NEG) {
 TEST(VerifyTest, UseBeforeDefinition_NEG) {
   ExportedProgram ep;
   SimpleLinear s = build_simple_linear(ep);
-  ep.graph().move_before(s.addmm->producer(), s.permute->producer());
+  GraphAssembler(ep.graph()).move_before(s.addmm->producer(), s.permute->producer());
   EXPECT_FAILS_WITH(ep,
                     "method 'forward': node 0 'addmm' (aten.addmm.default): argument 'mat2' uses %permute_copy "
                     "before it is defined (by 'permute_copy')");
@@ -287,16 +290,17 @@ TEST(VerifyTest, UseBeforeDefinition_NEG) {
 
 TEST(VerifyTest, NodeOutputWithoutMeta_NEG) {
   ExportedProgram ep;
+  GraphAssembler ga(ep.graph());
   SimpleLinear s = build_simple_linear(ep);
-  Node* n = ep.graph().create_node("torch.ops.aten.relu.default", {{"self", TensorRef{s.addmm}, ArgKind::Positional}});
-  ep.graph().add_node_output(n, ValueKind::Tensor, "relu");
+  Node* n = ga.create_node("torch.ops.aten.relu.default", {{"self", TensorRef{s.addmm}, ArgKind::Positional}});
+  ga.add_node_output(n, ValueKind::Tensor, "relu");
   EXPECT_FAILS_WITH(ep, "node 2 'relu' (aten.relu.default): value %relu: tensor has no metadata");
 }
 
 TEST(VerifyTest, PlaceholderWithoutMeta_NEG) {
   ExportedProgram ep;
   build_simple_linear(ep);
-  ep.graph().insert_placeholder(ValueKind::Tensor, "y");
+  GraphAssembler(ep.graph()).insert_placeholder(ValueKind::Tensor, "y");
   ep.input_specs.push_back(InputSpec{InputKind::UserInput, "", true, {}});
   EXPECT_FAILS_WITH(ep, "graph input 3 (%y): tensor has no metadata");
 }
@@ -304,7 +308,8 @@ TEST(VerifyTest, PlaceholderWithoutMeta_NEG) {
 TEST(VerifyTest, DefinedValueNotListedAsOutput_NEG) {
   ExportedProgram ep;
   SimpleLinear s = build_simple_linear(ep);
-  ep.graph().new_node_value(s.addmm->producer(), ValueKind::Tensor, "extra")->set_meta(GraphBuilder::tensor_meta({1}));
+  Value* extra = GraphAssembler(ep.graph()).new_node_value(s.addmm->producer(), ValueKind::Tensor, "extra");
+  extra->set_meta(GraphBuilder::tensor_meta({1}));
   EXPECT_FAILS_WITH(ep, "node 1 'addmm' (aten.addmm.default): value %extra: is defined but not listed");
 }
 
@@ -320,16 +325,17 @@ TEST(VerifyTest, ValueFromAnotherGraph_NEG) {
   ExportedProgram other;
   SimpleLinear o = build_simple_linear(other);
   ExportedProgram ep;
+  GraphAssembler ga(ep.graph());
   SimpleLinear s = build_simple_linear(ep);
-  ep.graph().set_output(0, TensorRef{o.addmm});
+  ga.set_output(0, TensorRef{o.addmm});
   EXPECT_FAILS_WITH(ep, "graph output 0 references a value that is not in the graph");
   // A node of this graph reading another graph's value: both sides notice.
-  ep.graph().set_output(0, TensorRef{s.addmm});
-  Node* n = ep.graph().create_node("torch.ops.aten.relu.default", {{"self", TensorRef{o.arg}, ArgKind::Positional}});
-  ep.graph().add_node_output(n, ValueKind::Tensor, "relu")->set_meta(GraphBuilder::tensor_meta({2, 3}));
+  ga.set_output(0, TensorRef{s.addmm});
+  Node* n = ga.create_node("torch.ops.aten.relu.default", {{"self", TensorRef{o.arg}, ArgKind::Positional}});
+  ga.add_node_output(n, ValueKind::Tensor, "relu")->set_meta(GraphBuilder::tensor_meta({2, 3}));
   EXPECT_FAILS_WITH(ep, "argument 'self' references a value that is not in the graph");
   EXPECT_FAILS_WITH(other, "use-list of %arg names a node that is not in the graph");
-  ASSERT_TRUE(ep.graph().erase_node(n).ok());
+  ASSERT_TRUE(ga.erase_node(n).ok());
   EXPECT_EQ(failure(other), "");
 }
 
@@ -374,8 +380,9 @@ TEST(VerifyTest, SubgraphsAreVerified) {
   WithCond ok;
   EXPECT_EQ(failure(ok.ep), "");
   WithCond bad;
-  Node* n = bad.branch->create_node("torch.ops.aten.cos.default", {{"self", TensorRef{bad.sin}, ArgKind::Positional}});
-  bad.branch->add_node_output(n, ValueKind::Tensor, "cos");
+  GraphAssembler ga(*bad.branch);
+  Node* n = ga.create_node("torch.ops.aten.cos.default", {{"self", TensorRef{bad.sin}, ArgKind::Positional}});
+  ga.add_node_output(n, ValueKind::Tensor, "cos");
   EXPECT_FAILS_WITH(bad.ep,
                     "method 'forward': node 1 'cond' (higher_order.cond), subgraph 'true_graph_0': node 1 "
                     "'cos' (aten.cos.default): value %cos: tensor has no metadata");
@@ -385,14 +392,15 @@ TEST(VerifyTest, SubgraphUsesOuterValueDefinedLater_NEG) {
   WithCond w;
   GraphBuilder b(w.ep);
   Value* late = b.call("aten.neg.default", {{"self", w.x}}, {2});
-  Node* n = w.branch->create_node("torch.ops.aten.add.Tensor", {{"self", TensorRef{w.sin}, ArgKind::Positional},
-                                                                {"other", TensorRef{late}, ArgKind::Positional}});
-  w.branch->add_node_output(n, ValueKind::Tensor, "add")->set_meta(GraphBuilder::tensor_meta({2}));
+  GraphAssembler ga(*w.branch);
+  Node* n = ga.create_node("torch.ops.aten.add.Tensor", {{"self", TensorRef{w.sin}, ArgKind::Positional},
+                                                         {"other", TensorRef{late}, ArgKind::Positional}});
+  ga.add_node_output(n, ValueKind::Tensor, "add")->set_meta(GraphBuilder::tensor_meta({2}));
   EXPECT_FAILS_WITH(w.ep,
                     "subgraph 'true_graph_0': node 1 'add' (aten.add.Tensor): argument 'other' uses %neg "
                     "from an enclosing graph before it is defined there");
   // Moving the definition before the cond makes it visible.
-  w.ep.graph().move_before(late->producer(), w.cond->producer());
+  GraphAssembler(w.ep.graph()).move_before(late->producer(), w.cond->producer());
   EXPECT_EQ(failure(w.ep), "");
 }
 

@@ -83,6 +83,57 @@ std::string dims_text(const std::vector<SymDim>& sizes) {
   return s + "]";
 }
 
+// mat2 must be T(w) for a 2-D w: t / t_copy, or permute(_copy) by [1, 0].
+// Fills m.weight; returns why not, or "".
+std::string match_transposed_weight(Match& m) {
+  const Node* t = m.transposed->producer();
+  bool needs_dims = false;
+  if (!t) return "mat2 " + quoted(m.transposed) + " is a graph input, not a transposed weight";
+  if (!is_transpose(t->op_target(), &needs_dims)) {
+    return "mat2 " + quoted(m.transposed) + " is " + t->op_name() + ", not a transpose (t, permute [1, 0])";
+  }
+  const Argument* self = t->input(arg::self);
+  m.weight = self ? self->tensor() : nullptr;
+  if (!m.weight) return "mat2 " + quoted(m.transposed) + " transposes no tensor";
+  const auto& wmeta = m.weight->meta();
+  if (!wmeta) return "weight " + quoted(m.weight) + " has no shape metadata";
+  if (wmeta->sizes.size() != 2) {
+    return "weight " + quoted(m.weight) + " is " + std::to_string(wmeta->sizes.size()) + "-D, not 2-D";
+  }
+  if (!needs_dims) return "";
+  const Argument* dims = t->input(arg::dims);
+  const IntList* list = dims ? dims->get_if<IntList>() : nullptr;
+  bool swap = list && list->items.size() == 2;
+  // [1, 0] and its negative spellings ([-1, -2], [1, -2], ...).
+  for (size_t i = 0; swap && i < 2; ++i) {
+    int64_t d = list->items[i];
+    swap = d >= -2 && d <= 1 && (d + 2) % 2 == static_cast<int64_t>(1 - i);
+  }
+  if (!swap) {
+    return "mat2 " + quoted(m.transposed) + " permutes dims " + (dims ? format_argument(*dims) : "?") + ", not [1, 0]";
+  }
+  return "";
+}
+
+// addmm: alpha and beta 1, and a 1-D bias of one entry per output feature.
+std::string match_addmm_bias(const Node* n, const Match& m) {
+  for (std::string_view scalar : {arg::beta, arg::alpha}) {
+    if (auto why = not_one(n, scalar)) return *why;
+  }
+  const auto& bmeta = m.bias->meta();
+  const auto& wmeta = m.weight->meta();
+  if (!bmeta) return "bias " + quoted(m.bias) + " has no shape metadata";
+  if (bmeta->sizes.size() != 1) {
+    return "bias " + quoted(m.bias) + " is " + std::to_string(bmeta->sizes.size()) + "-D " + dims_text(bmeta->sizes) +
+           ", not a 1-D bias";
+  }
+  if (!(bmeta->sizes[0] == wmeta->sizes[0])) {
+    return "bias " + quoted(m.bias) + " has shape " + dims_text(bmeta->sizes) + ", not " + dims_text({wmeta->sizes[0]}) +
+           " (one entry per output feature)";
+  }
+  return "";
+}
+
 // Structural match of one candidate; nullopt if `n` is not addmm/mm at all.
 std::optional<Match> match(const Node* n) {
   const OpTarget target = n->op_target();
@@ -101,70 +152,8 @@ std::optional<Match> match(const Node* n) {
     m.refused = "its tensor arguments are not where the aten schema puts them";
     return m;
   }
-
-  const Node* t = m.transposed->producer();
-  bool needs_dims = false;
-  if (!t) {
-    m.refused = "mat2 " + quoted(m.transposed) + " is a graph input, not a transposed weight";
-    return m;
-  }
-  if (!is_transpose(t->op_target(), &needs_dims)) {
-    m.refused = "mat2 " + quoted(m.transposed) + " is " + t->op_name() + ", not a transpose (t, permute [1, 0])";
-    return m;
-  }
-  const Argument* self = t->input(arg::self);
-  m.weight = self ? self->tensor() : nullptr;
-  if (!m.weight) {
-    m.refused = "mat2 " + quoted(m.transposed) + " transposes no tensor";
-    return m;
-  }
-  const auto& wmeta = m.weight->meta();
-  if (!wmeta) {
-    m.refused = "weight " + quoted(m.weight) + " has no shape metadata";
-    return m;
-  }
-  if (wmeta->sizes.size() != 2) {
-    m.refused = "weight " + quoted(m.weight) + " is " + std::to_string(wmeta->sizes.size()) + "-D, not 2-D";
-    return m;
-  }
-  if (needs_dims) {
-    const Argument* dims = t->input(arg::dims);
-    const IntList* list = dims ? dims->get_if<IntList>() : nullptr;
-    bool swap = list && list->items.size() == 2;
-    // [1, 0] and its negative spellings ([-1, -2], [1, -2], ...).
-    for (size_t i = 0; swap && i < 2; ++i) {
-      int64_t d = list->items[i];
-      swap = d >= -2 && d <= 1 && (d + 2) % 2 == static_cast<int64_t>(1 - i);
-    }
-    if (!swap) {
-      m.refused = "mat2 " + quoted(m.transposed) + " permutes dims " + (dims ? format_argument(*dims) : "?") +
-                  ", not [1, 0]";
-      return m;
-    }
-  }
-  if (addmm) {
-    for (std::string_view scalar : {arg::beta, arg::alpha}) {
-      if (auto why = not_one(n, scalar)) {
-        m.refused = *why;
-        return m;
-      }
-    }
-    const auto& bmeta = m.bias->meta();
-    if (!bmeta) {
-      m.refused = "bias " + quoted(m.bias) + " has no shape metadata";
-      return m;
-    }
-    if (bmeta->sizes.size() != 1) {
-      m.refused = "bias " + quoted(m.bias) + " is " + std::to_string(bmeta->sizes.size()) + "-D " +
-                  dims_text(bmeta->sizes) + ", not a 1-D bias";
-      return m;
-    }
-    if (!(bmeta->sizes[0] == wmeta->sizes[0])) {
-      m.refused = "bias " + quoted(m.bias) + " has shape " + dims_text(bmeta->sizes) + ", not " +
-                  dims_text({wmeta->sizes[0]}) + " (one entry per output feature)";
-      return m;
-    }
-  }
+  m.refused = match_transposed_weight(m);
+  if (m.refused.empty() && addmm) m.refused = match_addmm_bias(n, m);
   return m;
 }
 

@@ -20,6 +20,10 @@
 //   - quantize/dequantize ops: the weight-only quantized patterns (and
 //     addmm_mm_to_linear's constness) match on dq(constant), so folding them
 //     would silently turn quantized weights back into float ones;
+//   - any other op that reads an 8-bit integer tensor and defines a floating
+//     one: a dequantization in all but name (torchao's int8 weight-only
+//     export widens its weight with `to(int8 -> float32)`), kept for the
+//     same reason;
 //   - values a mutation output reads;
 //   - a layout-only op (view, permute, t, expand, slice, clone, ...) whose
 //     value leaves the constant region: it costs nothing at run time, and
@@ -46,6 +50,7 @@
 #include <unordered_set>
 
 #include "lathe/analysis/constness.h"
+#include "lathe/ir/graph_assembler.h"
 #include "lathe/ir/op_catalogue.h"
 #include "lathe/ir/printer.h"
 #include "lathe/ir/rewriter.h"
@@ -60,6 +65,20 @@ ConstantEvaluator& default_slot() {
 }
 
 std::string quoted(const Value* v) { return "'" + v->name() + "'"; }
+
+bool is_tensor_of(const Value* v, bool (*pred)(DType)) {
+  return v->kind() == ValueKind::Tensor && v->meta() && pred(v->meta()->dtype);
+}
+
+bool is_8bit_integer(DType d) { return d == DType::Int8 || d == DType::UInt8; }
+
+// Reads an int8/uint8 tensor and defines a floating one.
+bool widens_8bit_integers(const Node* n) {
+  std::vector<Value*> ins = n->operand_values();
+  std::vector<Value*> outs = n->defined_values();
+  return std::any_of(ins.begin(), ins.end(), [](const Value* v) { return is_tensor_of(v, is_8bit_integer); }) &&
+         std::any_of(outs.begin(), outs.end(), [](const Value* v) { return is_tensor_of(v, dtype_is_floating); });
+}
 
 // Bytes a tensor value takes, or nullopt if its shape is not concrete.
 std::optional<size_t> value_bytes(const Value* v) {
@@ -140,6 +159,11 @@ class Folder {
         kept(n, "quantize/dequantize ops are never folded (quantized-weight patterns match on them)");
         continue;
       }
+      if (widens_8bit_integers(n)) {
+        kept(n, "it turns an 8-bit integer tensor into a floating one (a dequantization: quantized-weight "
+                "patterns match on it)");
+        continue;
+      }
       if (!ops::is_effect_free(n->target()) || ops::aten_op_name(n->target()).empty()) {
         kept(n, "not a known pure aten op");
         continue;
@@ -179,6 +203,12 @@ class Folder {
     return false;
   }
 
+  bool feeds_region(const Value* v) const {
+    for (const Use& u : v->uses())
+      if (u.user && folded_.count(u.user)) return true;
+    return false;
+  }
+
   // Layout-only ops at the edge of the constant region stay (see the top of
   // the file); their inputs become the edge instead. Repeats until stable,
   // so a chain of views all stays.
@@ -189,8 +219,11 @@ class Folder {
       for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
         Node* n = *it;
         if (!folded_.count(n) || !ops::is_layout_only(n->target())) continue;
+        // A view that also feeds folded nodes stays folded: its consumers
+        // inside the region read it, so the region would have a hole.
         std::vector<Value*> defs = n->defined_values();
-        if (std::any_of(defs.begin(), defs.end(), [&](const Value* v) { return leaves_region(v); })) {
+        if (std::any_of(defs.begin(), defs.end(), [&](const Value* v) { return leaves_region(v); }) &&
+            !std::any_of(defs.begin(), defs.end(), [&](const Value* v) { return feeds_region(v); })) {
           folded_.erase(n);
           changed = true;
         }
@@ -213,7 +246,7 @@ class Folder {
   Result<ExportedProgram> build_scratch(const std::vector<Value*>& frontier) {
     ExportedProgram scratch;
     Rewriter srw(scratch);
-    Graph& g = scratch.graph();
+    GraphAssembler g(scratch.graph());
     std::unordered_map<const Value*, Value*> map;
     for (Node* n : order_) {
       for (Value* v : n->operand_values()) {

@@ -242,6 +242,60 @@ TEST(ConstantPropagationTest, QuantizeAndDequantizeAreNeverFolded_NEG) {
                                               "(quantized-weight patterns match on them)"}));
 }
 
+// torchao's Int8WeightOnlyConfig widens its weight with to(int8 -> float32)
+// and scales the matmul's output: folding the widening would turn the int8
+// weight back into a float one, four times the bytes, and hide the pattern
+// fuse_int8_weight_only_matmul matches.
+TEST(ConstantPropagationTest, AnInt8WeightWidenedToFloatIsNeverFolded_NEG) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* q = b.parameter("q", {4, 3}, DType::Int8);
+  Value* x = b.user_input("x", {2, 3});
+  Value* t = b.call("aten.t.default", {{"self", q}}, {3, 4}, DType::Int8);
+  Value* w = b.call("aten.to.dtype", {{"self", t}, {"dtype", ScalarTypeArg{DType::Float32}}}, {3, 4});
+  b.user_output(b.call("aten.mm.default", {{"self", x}, {"mat2", w}}, {2, 4}));
+  StubEvaluator stub;
+  PassRun r = testing::expect_unchanged(ep, folding(stub));
+  EXPECT_TRUE(stub.programs.empty());
+  EXPECT_EQ(r.kept, (std::vector<std::string>{"aten.to.dtype 'to' kept: it turns an 8-bit integer tensor into a "
+                                              "floating one (a dequantization: quantized-weight patterns match on "
+                                              "it)"}));
+}
+
+// A view at the edge of the region that folded nodes also read stays in the
+// region: its value is materialised (it is read outside) and so is what the
+// folded node computes from it. (Un-folding it left the folded mul reading
+// a value that was no longer constant, and the pass threw.)
+TEST(ConstantPropagationTest, AViewReadInsideAndOutsideTheRegionIsFolded) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* p = b.parameter("p", {2, 3});
+  Value* x = b.user_input("x", {3, 2});
+  Value* t = b.call("aten.t.default", {{"self", p}}, {3, 2});
+  Value* m = b.call("aten.mul.Tensor", {{"self", t}, {"other", 2.0}}, {3, 2});
+  b.user_output(b.call("aten.add.Tensor", {{"self", x}, {"other", t}}, {3, 2}));
+  b.user_output(b.call("aten.add.Tensor", {{"self", x}, {"other", m}}, {3, 2}));
+  StubEvaluator stub;
+  // p = [[1, 2, 3], [4, 5, 6]]: t(p) = [[1, 4], [2, 5], [3, 6]], twice that.
+  stub.results = {f32({3, 2}, {1, 4, 2, 5, 3, 6}), f32({3, 2}, {2, 8, 4, 10, 6, 12})};
+  PassRun r = run_pass(ep, folding(stub));
+  ASSERT_TRUE(r.ok) << r.error;
+  ASSERT_EQ(stub.programs.size(), 1u);
+  EXPECT_EQ(print_program(ep),
+            "inputs:\n"
+            "  %c_folded_t: f32[3, 2]  constant folded_t\n"
+            "  %c_folded_mul: f32[3, 2]  constant folded_mul\n"
+            "  %x: f32[3, 2]  user_input\n"
+            "nodes:\n"
+            "  %add: f32[3, 2] = aten.add.Tensor(%x, %c_folded_t)\n"
+            "  %add_1: f32[3, 2] = aten.add.Tensor(%x, %c_folded_mul)\n"
+            "outputs:\n"
+            "  %add  user_output\n"
+            "  %add_1  user_output\n");
+  EXPECT_EQ(values_of(*ep.constants.find("folded_mul")), (std::vector<float>{2, 8, 4, 10, 6, 12}));
+  EXPECT_FALSE(ep.parameters.contains("p"));
+}
+
 TEST(ConstantPropagationTest, ImpureUnknownAndKernelLessOpsAreKept_NEG) {
   ExportedProgram ep;
   GraphBuilder b(ep);

@@ -4,7 +4,7 @@
 
 namespace lathe {
 
-std::vector<std::string> split_list(const std::string& comma_separated) {
+std::vector<std::string> split_comma_list(const std::string& comma_separated) {
   std::vector<std::string> out;
   size_t start = 0;
   while (start <= comma_separated.size()) {
@@ -12,8 +12,16 @@ std::vector<std::string> split_list(const std::string& comma_separated) {
     if (end == std::string::npos) end = comma_separated.size();
     std::string item = comma_separated.substr(start, end - start);
     size_t a = item.find_first_not_of(" \t"), b = item.find_last_not_of(" \t");
-    if (a != std::string::npos) out.push_back(item.substr(a, b - a + 1));
+    out.push_back(a == std::string::npos ? "" : item.substr(a, b - a + 1));
     start = end + 1;
+  }
+  return out;
+}
+
+std::vector<std::string> split_list(const std::string& comma_separated) {
+  std::vector<std::string> out;
+  for (std::string& item : split_comma_list(comma_separated)) {
+    if (!item.empty()) out.push_back(std::move(item));
   }
   return out;
 }

@@ -58,5 +58,7 @@ Status configure_passes(std::vector<std::unique_ptr<Pass>>& passes, const Pipeli
 
 // "a,b , c" -> {"a", "b", "c"} (empty items dropped).
 std::vector<std::string> split_list(const std::string& comma_separated);
+// The same, keeping empty items (as "") for callers that refuse them.
+std::vector<std::string> split_comma_list(const std::string& comma_separated);
 
 }  // namespace lathe

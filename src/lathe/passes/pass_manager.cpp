@@ -30,6 +30,7 @@ Result<bool> PassManager::run(ExportedProgram& program, const std::string& metho
       const auto& pass = passes_[index];
       std::string name(pass->name());
       ctx.set_current(method, name);
+      if (options_.before_each) options_.before_each(method, name);
       auto t0 = std::chrono::steady_clock::now();
       Result<bool> changed = pass->run(program, ctx);
       // Work a pass left deferred (name-index erasures) is done, and

@@ -4,6 +4,7 @@
 //     [verify the method first]              verify_each
 //     repeat:                                once, or until no pass changes
 //       for each pass:                       anything (fixpoint, capped)
+//         [before_each hook]                 e.g. a progress line
 //         changed |= pass.run(method, ctx)   timed
 //         [verify; failure names the pass]   verify_each
 //         [after_each hook]                  e.g. a differential run
@@ -30,6 +31,9 @@ struct PassManagerOptions {
   bool fixpoint = false;
   size_t max_iterations = 10;
   std::ostream* print_after_each = nullptr;
+  // Called as every pass starts, with the method it is about to rewrite
+  // (the CLI's progress line).
+  std::function<void(const std::string& method, const std::string& pass)> before_each = nullptr;
   // Called after every pass (after verify_each) with the pass's position in
   // the list and the method it just rewrote. An error stops the run and is
   // reported against that pass. `lathe transform --verify` hangs the

@@ -6,6 +6,7 @@
 #include "lathe/passes/decompose.h"
 #include "lathe/passes/fuse_dynamic_int8_linear.h"
 #include "lathe/passes/fuse_int8_weight_only_matmul.h"
+#include "lathe/passes/default_pipeline.h"
 #include "lathe/passes/fuse_weight_only_quantized_linear.h"
 #include "lathe/passes/pass_manager.h"
 #include "lathe/passes/remove_dead_code.h"
@@ -37,17 +38,10 @@ Result<std::unique_ptr<Pass>> PassRegistry::create(const std::string& name) cons
 
 Result<std::vector<std::unique_ptr<Pass>>> PassRegistry::create_list(const std::string& comma_separated) const {
   std::vector<std::unique_ptr<Pass>> out;
-  size_t start = 0;
-  while (start <= comma_separated.size()) {
-    size_t end = comma_separated.find(',', start);
-    if (end == std::string::npos) end = comma_separated.size();
-    std::string item = comma_separated.substr(start, end - start);
-    size_t a = item.find_first_not_of(" \t"), b = item.find_last_not_of(" \t");
-    item = a == std::string::npos ? "" : item.substr(a, b - a + 1);
+  for (const std::string& item : split_comma_list(comma_separated)) {
     if (item.empty()) return make_error("empty pass name in '" + comma_separated + "'; passes: " + join_names(names()));
     LATHE_ASSIGN_OR_RETURN(std::unique_ptr<Pass> p, create(item));
     out.push_back(std::move(p));
-    start = end + 1;
   }
   return out;
 }

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "lathe/ir/graph_assembler.h"
 #include "lathe/ir/graph_builder.h"
 #include "lathe/ir/printer.h"
 #include "lathe/passes/pass_manager.h"
@@ -56,7 +57,7 @@ TEST(RemoveDeadCodeTest, KeepsMutationOutputsAndSideEffects_NEG) {
   b.call("torch.ops.higher_order.with_effects", {{"token", x}}, {1});
   b.call("_operator.add", {{"a", x}, {"b", x}}, {1});
   // A node defining nothing exists for its effect.
-  b.graph().create_node("torch.ops.aten._assert_async.msg", {NamedArgument{"self", TensorRef{x}, ArgKind::Positional}});
+  GraphAssembler(b.graph()).create_node("torch.ops.aten._assert_async.msg", {NamedArgument{"self", TensorRef{x}, ArgKind::Positional}});
   b.user_output(x);
   std::string before = print_program(ep);
   EXPECT_FALSE(run_dce(ep));

@@ -5,12 +5,12 @@
 // view forms (slice, as_strided) are checked on hand-built graphs.
 #include <gtest/gtest.h>
 
+#include "lathe/harness/reference.h"
 #include "lathe/ir/graph_builder.h"
 #include "lathe/runtime/compare.h"
 #include "lathe/runtime/executor.h"
 #include "lathe/runtime/kernel_call.h"
 #include "lathe/runtime/kernels/util.h"
-#include "lathe/runtime/reference.h"
 #include "lathe/serde/pt2.h"
 #include "support/testing.h"
 

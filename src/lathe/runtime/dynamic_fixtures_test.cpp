@@ -9,10 +9,10 @@
 #include <filesystem>
 #include <set>
 
+#include "lathe/harness/reference.h"
 #include "lathe/runtime/compare.h"
 #include "lathe/runtime/executor.h"
 #include "lathe/runtime/kernels/util.h"
-#include "lathe/runtime/reference.h"
 #include "lathe/serde/pt2.h"
 #include "support/testing.h"
 

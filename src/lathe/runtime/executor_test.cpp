@@ -5,6 +5,7 @@
 #include <cmath>
 #include <thread>
 
+#include "lathe/ir/graph_assembler.h"
 #include "lathe/ir/graph_builder.h"
 #include "lathe/runtime/executor.h"
 #include "lathe/runtime/kernels/util.h"
@@ -272,9 +273,10 @@ TEST(Executor, SizeStrideNumelItemAndAssertions) {
   b.user_output(item);
   Value* big = b.call_sym_int("_operator.gt", {{"a", item}, {"b", Argument(int64_t{100})}}, SymDim(SymExpr{"u1", std::nullopt}));
   // A node with no outputs, as torch.export writes runtime assertions.
-  b.graph().create_node(GraphBuilder::full_target("aten._assert_scalar.default"),
-                        {NamedArgument{"self", GraphBuilder::value_arg(big), ArgKind::Positional},
-                         NamedArgument{"assert_msg", Argument(std::string("sum > 100")), ArgKind::Positional}});
+  GraphAssembler(b.graph())
+      .create_node(GraphBuilder::full_target("aten._assert_scalar.default"),
+                   {NamedArgument{"self", GraphBuilder::value_arg(big), ArgKind::Positional},
+                    NamedArgument{"assert_msg", Argument(std::string("sum > 100")), ArgKind::Positional}});
   auto ex = Executor::create(ep);
   ASSERT_TRUE(ex.ok()) << ex.error().message();
   auto small = (*ex)->run(std::vector<EValue>{make({2, 3}, {1, 2, 3, 4, 5, 6})});
@@ -296,13 +298,14 @@ TEST(Executor, SymConstrainRangeRefusesAnItemOutsideItsRange_NEG) {
   GraphBuilder b(ep);
   Value* n = b.user_input("n", std::vector<int64_t>{}, DType::Int64);
   Value* item = b.call_sym_int("aten._local_scalar_dense.default", {{"self", n}}, SymDim(SymExpr{"u0", std::nullopt}));
-  b.graph().create_node(GraphBuilder::full_target("aten.sym_constrain_range_for_size.default"),
-                        {NamedArgument{"size", GraphBuilder::value_arg(item), ArgKind::Positional},
-                         NamedArgument{"min", Argument(int64_t{2}), ArgKind::Keyword},
-                         NamedArgument{"max", Argument(int64_t{5}), ArgKind::Keyword}});
-  b.graph().create_node(GraphBuilder::full_target("aten.sym_constrain_range.default"),
-                        {NamedArgument{"size", GraphBuilder::value_arg(item), ArgKind::Positional},
-                         NamedArgument{"max", Argument(int64_t{4}), ArgKind::Keyword}});
+  GraphAssembler ga(b.graph());
+  ga.create_node(GraphBuilder::full_target("aten.sym_constrain_range_for_size.default"),
+                 {NamedArgument{"size", GraphBuilder::value_arg(item), ArgKind::Positional},
+                  NamedArgument{"min", Argument(int64_t{2}), ArgKind::Keyword},
+                  NamedArgument{"max", Argument(int64_t{5}), ArgKind::Keyword}});
+  ga.create_node(GraphBuilder::full_target("aten.sym_constrain_range.default"),
+                 {NamedArgument{"size", GraphBuilder::value_arg(item), ArgKind::Positional},
+                  NamedArgument{"max", Argument(int64_t{4}), ArgKind::Keyword}});
   b.user_output(item);
   auto ex = Executor::create(ep);
   ASSERT_TRUE(ex.ok()) << ex.error().message();

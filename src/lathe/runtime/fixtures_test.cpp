@@ -15,12 +15,12 @@
 #include <map>
 #include <thread>
 
+#include "lathe/harness/npy.h"
+#include "lathe/harness/reference.h"
 #include "lathe/ir/graph_builder.h"
 #include "lathe/runtime/compare.h"
 #include "lathe/runtime/executor.h"
 #include "lathe/runtime/kernels/util.h"
-#include "lathe/runtime/npy.h"
-#include "lathe/runtime/reference.h"
 #include "lathe/serde/pt2.h"
 #include "support/testing.h"
 

@@ -13,6 +13,7 @@
 // its nodes but name their values, are decoded after them.
 #include <cmath>
 
+#include "lathe/ir/graph_assembler.h"
 #include "lathe/ir/spec_kinds.h"
 #include "lathe/serde/json_reader.h"
 #include "lathe/serde/program_json.h"
@@ -120,7 +121,8 @@ Result<lathe::Value*> ProgramDecoder::define(GraphState& s, Node* producer, Valu
                                              const JsonPath& p) {
   if (s.g.find_value(name)) return r_.error(p, "value '" + std::string(name) + "' is defined twice");
   std::string n(name);
-  lathe::Value* v = producer ? s.g.new_node_value(producer, kind, n) : s.g.insert_placeholder(kind, n);
+  GraphAssembler a(s.g);
+  lathe::Value* v = producer ? a.new_node_value(producer, kind, n) : a.insert_placeholder(kind, n);
   if (kind == ValueKind::Tensor) s.tensors.push_back(v);
   return v;
 }
@@ -621,7 +623,7 @@ Status ProgramDecoder::decode_node_outputs(JValue& v, const JsonPath& p, GraphSt
   LATHE_RETURN_IF_ERROR(list(v, p, outputs, [&](JValue& out, const JsonPath& op) {
     return decode_defining_argument(out, op, s, node);
   }));
-  s.g.set_node_outputs(node, std::move(outputs));
+  GraphAssembler(s.g).set_node_outputs(node, std::move(outputs));
   return Status::Ok();
 }
 
@@ -644,7 +646,7 @@ Status ProgramDecoder::decode_node(JValue& v, const JsonPath& p, GraphState& s, 
         m.early_outputs = raw;
         return Status::Ok();
       }
-      node = g.create_node(*m.target, std::move(*m.inputs));
+      node = GraphAssembler(g).create_node(*m.target, std::move(*m.inputs));
       return decode_node_outputs(x, mp, s, node);
     } else if (key == "metadata" || key == "is_hop_single_tensor_return" || key == "name") {
       LATHE_ASSIGN_OR_RETURN(bool null, r_.is_null(x, mp));
@@ -662,7 +664,7 @@ Status ProgramDecoder::decode_node(JValue& v, const JsonPath& p, GraphState& s, 
   if (!m.inputs) return r_.error(p, "missing field 'inputs'");
   if (!node) {
     if (!m.early_outputs) return r_.error(p, "missing field 'outputs'");
-    node = g.create_node(*m.target, std::move(*m.inputs));
+    node = GraphAssembler(g).create_node(*m.target, std::move(*m.inputs));
     // A view inside the document, so the document's own padding follows it.
     LATHE_ASSIGN_OR_RETURN(auto doc, json::Document::parse(*m.early_outputs, r_.origin(), simdjson::SIMDJSON_PADDING));
     LATHE_ASSIGN_OR_RETURN(JValue outputs, doc->root());
@@ -720,7 +722,7 @@ Status ProgramDecoder::decode_graph_input(JValue& in, const JsonPath& ap, GraphS
     LATHE_ASSIGN_OR_RETURN(literal, decode_argument(lit, ap, s.g, depth));
     return Status::Ok();
   }));
-  if (literal) s.g.insert_literal_input(std::move(*literal));
+  if (literal) GraphAssembler(s.g).insert_literal_input(std::move(*literal));
   return Status::Ok();
 }
 
@@ -844,7 +846,7 @@ Status ProgramDecoder::decode_graph(JValue& v, const JsonPath& p, Graph& g, size
       LATHE_ASSIGN_OR_RETURN(bool null, r_.is_null(x, mp));
       if (null) return Status::Ok();
       LATHE_ASSIGN_OR_RETURN(bool b, r_.boolean(x, mp));
-      g.set_single_tensor_return(b);
+      GraphAssembler(g).set_single_tensor_return(b);
     }
     return Status::Ok();
   }));
@@ -861,7 +863,7 @@ Status ProgramDecoder::decode_graph(JValue& v, const JsonPath& p, Graph& g, size
   return decode_later(*outputs, [&](JValue& x, const JsonPath& xp) {
     return r_.for_each_element(x, xp, [&](JValue& out, const JsonPath& op) -> Status {
       LATHE_ASSIGN_OR_RETURN(Argument a, decode_argument(out, op, g, depth));
-      g.insert_output(std::move(a));
+      GraphAssembler(g).insert_output(std::move(a));
       return Status::Ok();
     });
   });

@@ -20,7 +20,7 @@
 #include "lathe/ir/verify.h"
 #include "lathe/runtime/compare.h"
 #include "lathe/runtime/executor.h"
-#include "lathe/runtime/reference.h"
+#include "lathe/harness/reference.h"
 #include "lathe/serde/pt2.h"
 #include "support/testing.h"
 

@@ -16,7 +16,7 @@
 #include "lathe/ir/graph_builder.h"
 #include "lathe/ir/verify.h"
 #include "lathe/runtime/compare.h"
-#include "lathe/runtime/differential.h"
+#include "lathe/harness/differential.h"
 #include "lathe/runtime/executor.h"
 
 namespace lathe {

@@ -1,8 +1,8 @@
-#include "lathe/runtime/reference.h"
+#include "lathe/harness/reference.h"
 
 #include <filesystem>
 
-#include "lathe/runtime/npy.h"
+#include "lathe/harness/npy.h"
 
 namespace lathe {
 

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "lathe/core/result.h"
+#include "lathe/harness/reference.h"
 #include "lathe/ir/program.h"
-#include "lathe/runtime/reference.h"
 
 namespace lathe {
 

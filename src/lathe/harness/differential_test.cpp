@@ -1,4 +1,4 @@
-#include "lathe/runtime/differential.h"
+#include "lathe/harness/differential.h"
 
 #include <gtest/gtest.h>
 

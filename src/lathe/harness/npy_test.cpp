@@ -1,4 +1,4 @@
-#include "lathe/runtime/npy.h"
+#include "lathe/harness/npy.h"
 
 #include <gtest/gtest.h>
 

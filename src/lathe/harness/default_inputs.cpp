@@ -1,4 +1,4 @@
-#include "lathe/runtime/default_inputs.h"
+#include "lathe/harness/default_inputs.h"
 
 #include <filesystem>
 
