@@ -10,6 +10,51 @@ echo "== load: generated program, >= 100,000 nodes and >= 1 GB of weights =="
 "$build/lathe_bench_load" load "$work/big.pt2"
 rm -f "$work/big.pt2"
 
+# --- transform: the whole `lathe transform` process (issue 16) -------------
+# A user's job, start to exit: load + addmm_mm_to_linear + remove_dead_code
+# + verify + save, on a generated nn.Sequential(Linear, ReLU)*N MLP (3 nodes
+# per layer, 32x32 weights). Beside it, the same job in Python with PyTorch
+# 2.13 (torch.export.load, the rewrite with torch.fx, torch.export.save;
+# tools/bench_torch_transform.py), on the same archive, in the same run.
+# Wall time, CPU time and peak RSS from wait4 (lathe_bench_load time).
+# LATHE_BENCH_TRANSFORM_LAYERS: the large size (default 333,334 layers =
+# 1,000,002 nodes; PyTorch's side is run there too unless it exceeds
+# LATHE_BENCH_TORCH_LAYERS, default 33,334 = 100,002 nodes, where it
+# finishes in minutes).
+echo
+echo "== transform: whole lathe transform process vs PyTorch 2.13 (load + torch.fx rewrite + save) =="
+transform_job() {  # LAYERS: generate, time lathe, time torch if asked
+  local layers=$1 with_torch=$2 archive="$work/mlp_$1.pt2"
+  "$build/lathe_bench_load" generate "$archive" "$layers" 32 mlp >/dev/null
+  local json_mb
+  json_mb=$(unzip -lv "$archive" 2>/dev/null | awk '/models\/.*\.json$/ && !/weights_config|sample/ { s += $1 } END { printf "%.1f", s / 1e6 }')
+  local t
+  t=$("$build/lathe_bench_load" time "$build/lathe" transform "$archive" -o "$work/out_lathe.pt2" --quiet | grep '^RATE time')
+  read -r _ _ wall user sys rss <<<"$t"
+  printf 'lathe transform  %7d nodes  archive %6.1f MB (graph JSON %s MB)  wall %.3f s  CPU %.3f s  peak RSS %.1f MiB (%.2fx the graph JSON)\n' \
+    "$((3 * layers))" "$(stat -c %s "$archive" | awk '{ print $1 / 1e6 }')" "$json_mb" "$wall" "$(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')" \
+    "$(awk -v r="$rss" 'BEGIN { print r / 1024 }')" "$(awk -v r="$rss" -v j="$json_mb" 'BEGIN { if (j > 0) print r * 1024 / (j * 1e6); else print 0 }')"
+  if [ "$with_torch" = yes ]; then
+    local py
+    if py=$(.venv/bin/python tools/bench_torch_transform.py "$archive" "$work/out_torch.pt2" 2>"$work/torch_transform.err"); then
+      grep -v '^RATE' <<<"$py" | sed 's/^/  /'
+      read -r _ _ tload trewrite tsave ttotal _ < <(grep '^RATE torch' <<<"$py")
+      awk -v l="$wall" -v r="$trewrite" -v t="$ttotal" -v n="$((3 * layers))" 'BEGIN {
+        printf "at %d nodes: lathe whole process %.3f s; PyTorch rewrite alone %.3f s (%.0fx lathe), whole job %.3f s (%.0fx lathe)\n", n, l, r, r / l, t, t / l }'
+    else
+      echo "  (PyTorch side failed: $(tail -1 "$work/torch_transform.err"))"
+    fi
+  fi
+  rm -f "$archive" "$work/out_lathe.pt2" "$work/out_torch.pt2"
+}
+transform_job 10000 yes
+torch_layers=${LATHE_BENCH_TORCH_LAYERS:-33334}
+transform_job "$torch_layers" yes
+big_layers=${LATHE_BENCH_TRANSFORM_LAYERS:-333334}
+transform_job "$big_layers" "$([ "$big_layers" -le "$torch_layers" ] && echo yes || echo no)"
+echo "(targets: 10,000 layers <= 0.3 s and >= 50x the torch.fx rewrite alone; >= 100x PyTorch's whole job at the"
+echo " largest size both finish; graph JSON read >= 400 MB/s, write >= 300 MB/s (load section); peak RSS <= 3x the graph JSON)"
+
 # --- view: `lathe view` of 100,000 nodes (tiny weights, every node in a
 # module group, blocks of 100 layers) in headless Chromium: HTML size, time
 # to first paint, opening a group and panning (tests/view/bench_view.py).

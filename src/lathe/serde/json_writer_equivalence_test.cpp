@@ -8,6 +8,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "lathe/ir/graph_assembler.h"
 #include "lathe/serde/payload_config.h"
 #include "lathe/serde/program_json.h"
 #include "lathe/serde/pt2.h"
@@ -601,7 +602,7 @@ TEST(JsonWriterEquivalence, AwkwardStringsNumbersAndRepeatedKeys) {
   add(OptionalTensor{nullptr});
   add(OptionalTensorList{{nullptr}});
   add(NoneArg{});
-  n->set_inputs(std::move(args));
+  GraphAssembler(ep.graph()).set_inputs(n, std::move(args));
   n->mutable_metadata() = {{"a", "1"}, {"b", strings[1]}, {"a", "2"}, {strings[5], strings[6]}, {"c", strings[4]}};
   n->set_explicit_name(strings[4]);
   n->set_is_hop_single_tensor_return(false);
