@@ -11,6 +11,7 @@
 
 #include "lathe/archive/crc32.h"
 #include "lathe/archive/zip_format.h"
+#include "lathe/archive/zip_inflate.h"
 #include "lathe/core/mapped_file.h"
 
 namespace lathe {
@@ -429,24 +430,16 @@ Result<std::vector<std::byte>> ZipReader::read(const ZipEntry& e) const {
   LATHE_RETURN_IF_ERROR(claim_inflation(e));
   std::vector<std::byte> out(static_cast<size_t>(e.size));
 
-  z_stream zs{};
-  if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) return entry_error(e, "cannot initialise zlib");
-  struct End {
-    z_stream* s;
-    ~End() { inflateEnd(s); }
-  } end{&zs};
+  RawInflater inflater;
+  if (!inflater.init()) return entry_error(e, "cannot initialise zlib");
+  z_stream& zs = inflater.zs;
 
   // zlib counts in 32-bit uInt: feed both buffers in chunks.
   size_t in_pos = 0, out_pos = 0;
   std::byte scratch[1];
   bool overflow = false;
   for (;;) {
-    if (zs.avail_in == 0 && in_pos < in.size()) {
-      size_t n = std::min<size_t>(in.size() - in_pos, UINT_MAX);
-      zs.next_in = reinterpret_cast<Bytef*>(const_cast<std::byte*>(in.data() + in_pos));
-      zs.avail_in = static_cast<uInt>(n);
-      in_pos += n;
-    }
+    inflater.feed(in, in_pos);
     if (zs.avail_out == 0) {
       if (out_pos < out.size()) {
         size_t n = std::min<size_t>(out.size() - out_pos, UINT_MAX);

@@ -93,18 +93,11 @@ TEST(ZipReader, ReadsPythonZipfileStoredAndDeflated) {
 }
 
 TEST(ZipReader, ReadsPyTorchWriterOutputWithAlignedData) {
-  std::string dir = testing::temp_dir();
-  std::string out;
-  int rc = run_python(dir,
-                      "import sys, torch\n"
-                      "w = torch._C.PyTorchFileWriter(sys.argv[1])\n"
-                      "w.write_record('a', b'xyz', 3)\n"
-                      "d = bytes(range(256)) * 5\n"
-                      "w.write_record('data/0', d, len(d))\n"
-                      "w.write_end_of_file()\n",
-                      dir + "/pt.zip", &out);
-  ASSERT_EQ(rc, 0) << out;
-  auto r = ZipReader::open(dir + "/pt.zip");
+  const std::string path = write_with_pytorch_writer(testing::temp_dir(),
+                                                     "w.write_record('a', b'xyz', 3)\n"
+                                                     "d = bytes(range(256)) * 5\n"
+                                                     "w.write_record('data/0', d, len(d))\n");
+  auto r = ZipReader::open(path);
   ASSERT_TRUE(r.ok()) << r.error().message();
   ASSERT_EQ(r->entries().size(), 3u);
   EXPECT_EQ(r->entries()[0].name, "pt/a");

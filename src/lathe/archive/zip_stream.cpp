@@ -1,12 +1,10 @@
 // ZipReader::stream: an entry's bytes in bounded chunks (see zip_reader.h).
-#include <zlib.h>
-
 #include <algorithm>
-#include <climits>
 #include <vector>
 
 #include "lathe/archive/crc32.h"
 #include "lathe/archive/zip_format.h"
+#include "lathe/archive/zip_inflate.h"
 #include "lathe/archive/zip_reader.h"
 
 namespace lathe {
@@ -37,21 +35,13 @@ Status ZipReader::stream(const ZipEntry& e, const std::function<Status(std::span
     }
   } else if (e.method == kMethodDeflate) {
     LATHE_RETURN_IF_ERROR(claim_inflation(e));
-    z_stream zs{};
-    if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) return entry_error(e, "cannot initialise zlib");
-    struct End {
-      z_stream* s;
-      ~End() { inflateEnd(s); }
-    } end{&zs};
+    RawInflater inflater;
+    if (!inflater.init()) return entry_error(e, "cannot initialise zlib");
+    z_stream& zs = inflater.zs;
     std::vector<std::byte> out(kChunk);
     size_t in_pos = 0;
     for (int rc = Z_OK; rc != Z_STREAM_END;) {
-      if (zs.avail_in == 0 && in_pos < in.size()) {
-        const size_t n = std::min<size_t>(in.size() - in_pos, UINT_MAX);
-        zs.next_in = reinterpret_cast<Bytef*>(const_cast<std::byte*>(in.data() + in_pos));
-        zs.avail_in = static_cast<uInt>(n);
-        in_pos += n;
-      }
+      inflater.feed(in, in_pos);
       zs.next_out = reinterpret_cast<Bytef*>(out.data());
       zs.avail_out = static_cast<uInt>(out.size());
       rc = inflate(&zs, Z_NO_FLUSH);

@@ -138,4 +138,15 @@ inline int run_python(const std::string& dir, const std::string& script, const s
   return rc;
 }
 
+// Writes `dir`/pt.zip with PyTorch's own writer (torch._C.PyTorchFileWriter,
+// bound to `w` in `records`, the Python that writes the records); its path.
+inline std::string write_with_pytorch_writer(const std::string& dir, const std::string& records) {
+  const std::string path = dir + "/pt.zip";
+  std::string out;
+  int rc = run_python(dir, "import sys, torch\nw = torch._C.PyTorchFileWriter(sys.argv[1])\n" + records + "w.write_end_of_file()\n",
+                      path, &out);
+  EXPECT_EQ(rc, 0) << out;
+  return path;
+}
+
 }  // namespace lathe::ziptest

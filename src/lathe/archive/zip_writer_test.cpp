@@ -171,19 +171,12 @@ TEST(ZipWriter, OutputIsByteIdenticalForIdenticalInput) {
 // empty record) gives PyTorch's bytes exactly, apart from the version-needed
 // fields (miniz writes 0 for STORED entries; Lathe writes 20 as APPNOTE asks).
 TEST(ZipWriter, ReproducesPyTorchWriterBytes) {
-  std::string dir = testing::temp_dir();
-  std::string out;
-  int rc = run_python(dir,
-                      "import sys, torch\n"
-                      "w = torch._C.PyTorchFileWriter(sys.argv[1])\n"
-                      "w.write_record('a', b'xyz', 3)\n"
-                      "w.write_record('empty', b'', 0)\n"
-                      "d = bytes((i * 7) & 255 for i in range(1000))\n"
-                      "w.write_record('data/0', d, len(d))\n"
-                      "w.write_end_of_file()\n",
-                      dir + "/pt.zip", &out);
-  ASSERT_EQ(rc, 0) << out;
-  Bytes theirs = read_file(dir + "/pt.zip");
+  const std::string path = write_with_pytorch_writer(testing::temp_dir(),
+                                                     "w.write_record('a', b'xyz', 3)\n"
+                                                     "w.write_record('empty', b'', 0)\n"
+                                                     "d = bytes((i * 7) & 255 for i in range(1000))\n"
+                                                     "w.write_record('data/0', d, len(d))\n");
+  Bytes theirs = read_file(path);
   auto r = open_bytes(theirs, "pt.zip");
   ASSERT_TRUE(r.ok()) << r.error().message();
   ASSERT_EQ(r->entries().size(), 4u);  // + pt/version
@@ -383,25 +376,40 @@ class SparseFileSink : public FileSink {
   uint64_t pos_ = 0;
 };
 
+// `len` (a multiple of `chunk`) bytes of zeros at *base without touching
+// that much memory: one `chunk`-byte memfd mapped again and again into one
+// contiguous address range. *base stays null if mapping fails.
+void map_zeros(uint64_t len, uint64_t chunk, std::byte** base) {
+  int mfd = ::memfd_create("zeros", 0);
+  ASSERT_GE(mfd, 0);
+  ASSERT_EQ(::ftruncate(mfd, static_cast<off_t>(chunk)), 0);
+  auto* range = static_cast<std::byte*>(::mmap(nullptr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0));
+  ASSERT_NE(range, MAP_FAILED);
+  for (uint64_t off = 0; off < len; off += chunk) {
+    ASSERT_NE(::mmap(range + off, chunk, PROT_READ, MAP_SHARED | MAP_FIXED | MAP_POPULATE, mfd, 0), MAP_FAILED);
+  }
+  ::close(mfd);
+  *base = range;
+}
+
+// CRC-32 of `n` zero bytes, assembled from the CRC of one `chunk`.
+uLong crc_of_zeros(uint64_t n, uint64_t chunk) {
+  Bytes zeros(chunk);
+  const uLong block = crc32_z(0, reinterpret_cast<const Bytef*>(zeros.data()), zeros.size());
+  uLong crc = 0;
+  for (uint64_t done = 0; done + chunk <= n; done += chunk) crc = crc32_combine(crc, block, chunk);
+  return crc32_combine(crc, crc32_z(0, reinterpret_cast<const Bytef*>(zeros.data()), n % chunk), n % chunk);
+}
+
 // An entry of 4 GiB + 100 bytes (zip64 sizes) followed by one whose local
 // header lies past 4 GiB (zip64 offset). Takes a few seconds (CRC of 4 GiB);
 // the file is sparse, so it needs little disk.
 TEST(ZipWriter, Zip64LargeEntryAndOffset) {
   const uint64_t chunk = 64ull << 20, big = (4ull << 30) + 100;
-  // 4 GiB + 64 MiB of zeros without touching 4 GiB of memory: one 64 MiB
-  // memfd mapped again and again into one contiguous address range.
-  int mfd = ::memfd_create("zeros", 0);
-  ASSERT_GE(mfd, 0);
-  ASSERT_EQ(::ftruncate(mfd, static_cast<off_t>(chunk)), 0);
   const uint64_t span_len = big + chunk - big % chunk;
-  auto* base = static_cast<std::byte*>(
-      ::mmap(nullptr, span_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0));
-  ASSERT_NE(base, MAP_FAILED);
-  for (uint64_t off = 0; off < span_len; off += chunk) {
-    ASSERT_NE(::mmap(base + off, chunk, PROT_READ, MAP_SHARED | MAP_FIXED | MAP_POPULATE, mfd, 0),
-              MAP_FAILED);
-  }
-  ::close(mfd);
+  std::byte* base = nullptr;
+  map_zeros(span_len, chunk, &base);
+  ASSERT_NE(base, nullptr);
 
   std::string dir = testing::temp_dir(), path = dir + "/big.zip";
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -415,15 +423,7 @@ TEST(ZipWriter, Zip64LargeEntryAndOffset) {
   ::close(fd);
   ::munmap(base, span_len);
 
-  // CRC-32 of `big` zero bytes, assembled from a 64 MiB block.
-  Bytes zeros(chunk);
-  uLong block = crc32_z(0, reinterpret_cast<const Bytef*>(zeros.data()), zeros.size());
-  uLong expected_crc = 0;
-  for (uint64_t done = 0; done + chunk <= big; done += chunk)
-    expected_crc = crc32_combine(expected_crc, block, chunk);
-  expected_crc = crc32_combine(
-      expected_crc, crc32_z(0, reinterpret_cast<const Bytef*>(zeros.data()), big % chunk),
-      big % chunk);
+  const uLong expected_crc = crc_of_zeros(big, chunk);
 
   auto r = ZipReader::open(path);
   ASSERT_TRUE(r.ok()) << r.error().message();

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "lathe/analysis/constness.h"
+#include "lathe/backends/payload.h"
 #include "lathe/core/result.h"
 #include "lathe/ir/exported_program.h"
 #include "lathe/runtime/delegate.h"
@@ -41,6 +42,22 @@ struct DelegateSubgraph {
   std::vector<const Value*> inputs;
   std::vector<const Value*> outputs;
 };
+
+// preprocess()'s frame, the same for every backend: `lower` each node in
+// graph order (an error names the node), then list each output's value id
+// (`id_of`, which may itself fail) and encode the record.
+template <typename Lower, typename IdOf>
+Result<std::vector<std::byte>> lower_subgraph(const DelegateSubgraph& sub, DelegatePayload& payload, Lower lower, IdOf id_of) {
+  for (const Node* n : sub.nodes) {
+    Status s = lower(*n);
+    if (!s.ok()) return s.error().context("node '" + n->name() + "' (" + n->op_name() + ")");
+  }
+  for (const Value* v : sub.outputs) {
+    LATHE_ASSIGN_OR_RETURN(uint32_t id, id_of(v));
+    payload.outputs.push_back(id);
+  }
+  return encode_payload(payload);
+}
 
 class Backend : public DelegateRuntime {
  public:

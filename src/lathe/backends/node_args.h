@@ -1,6 +1,5 @@
-// Reading a node's literal arguments and checking its tensors, as every
-// backend's support predicate and lowering do (XNNPACK, Vulkan). A value
-// that is symbolic or absent reads as nullopt, never as a guess.
+// Checking a node's tensors and operands, as every backend's support
+// predicate and lowering do (XNNPACK, Vulkan).
 #pragma once
 
 #include <cstdint>
@@ -11,24 +10,15 @@
 
 #include "lathe/analysis/constness.h"
 #include "lathe/ir/graph.h"
+#include "lathe/ir/literal_args.h"
 
 namespace lathe::node_args {
 
-// The target without "torch.ops." ("aten.linear.default").
-std::string_view short_op(const Node& n);
+// The literal readers (literal_int, literal_ints, tensor_input ...) are
+// ir/literal_args.h, and what an op's name says (is_reshape, is_batch_norm)
+// ir/op_catalogue.h; here only what the backends add.
 
-std::optional<int64_t> lit_int(const Node& n, std::string_view name);
-// Like lit_int, but an argument the node omits is at its schema default
-// (exported graphs leave defaulted arguments out, e.g. conv2d's groups=1).
-std::optional<int64_t> lit_int_or(const Node& n, std::string_view name, int64_t dflt);
-std::optional<double> lit_number(const Node& n, std::string_view name);
-std::optional<bool> lit_bool(const Node& n, std::string_view name);
-bool is_none_arg(const Node& n, std::string_view name);
-// int[] argument, with a single int broadcast to `len` items; nullopt if symbolic.
-std::optional<std::vector<int64_t>> lit_ints(const Node& n, std::string_view name, size_t len, std::vector<int64_t> dflt);
-// int[] argument of any length (no broadcast); nullopt if absent or symbolic.
-std::optional<std::vector<int64_t>> lit_int_list(const Node& n, std::string_view name);
-const Value* tensor_arg(const Node& n, std::string_view name);
+// The concrete sizes of a tensor whose metadata check_tensors() passed.
 std::vector<int64_t> sizes_of(const Value* v);
 
 // "" if every tensor the node reads or defines is float32 with concrete sizes.
@@ -38,12 +28,5 @@ std::string check_tensors(const Node& n);
 // " (XNNPACK prepacks it at init: it must be a compile-time constant)".
 std::string needs_constant(const Value* v, std::string_view role, const Constness& c, std::string_view note);
 bool only_user_is(const Value* v, const Node& user);
-
-// The inference batch norms torch.export writes: batch_norm (2.13, kept
-// whole), native_batch_norm (training=False) and the decomposed
-// _native_batch_norm_legit_no_training (no training argument: always eval).
-bool is_batch_norm_op(std::string_view op);
-// Ops that only reshape a contiguous tensor (same bytes, new sizes).
-bool is_reshape_op(std::string_view op);
 
 }  // namespace lathe::node_args

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "lathe/backends/backend_test_support.h"
 #include "lathe/backends/lower.h"
 #include "lathe/backends/partitioner.h"
 #include "lathe/backends/xnnpack_backend.h"
@@ -38,21 +39,7 @@ void expect_lowered_matches_portable(Build build, const std::vector<Tensor>& inp
   EXPECT_EQ(rep->delegates, want_delegates) << why;
   EXPECT_EQ(rep->claimed_nodes, want_claimed) << why;
   ASSERT_TRUE(verify(lowered, "model").ok());
-  ExecutorOptions o;
-  o.delegates = &builtin_delegates();
-  auto a = Executor::create(lowered, o);
-  ASSERT_TRUE(a.ok()) << a.error().message();
-  auto e = Executor::create(plain);
-  ASSERT_TRUE(e.ok()) << e.error().message();
-  auto got = (*a)->run(inputs);
-  auto want = (*e)->run(inputs);
-  ASSERT_TRUE(got.ok()) << got.error().message();
-  ASSERT_TRUE(want.ok()) << want.error().message();
-  ASSERT_EQ(got->size(), want->size());
-  for (size_t k = 0; k < got->size(); ++k) {
-    TensorDiff d = compare_tensors((*got)[k], (*want)[k], Tolerance{1e-4, 1e-5});
-    EXPECT_TRUE(d.ok) << "output " << k << ": " << d.describe();
-  }
+  testing::expect_same_outputs(lowered, plain, inputs, Tolerance{1e-4, 1e-5});
 }
 
 // The conv1d TTS block: conv1d -> relu -> transpose -> layer_norm ->

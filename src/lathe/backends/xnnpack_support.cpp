@@ -394,15 +394,8 @@ class Lowering {
   }
 
   Result<std::vector<std::byte>> run() {
-    for (const Node* n : sub_.nodes) {
-      Status s = lower(*n);
-      if (!s.ok()) return s.error().context("node '" + n->name() + "' (" + n->op_name() + ")");
-    }
-    for (const Value* v : sub_.outputs) {
-      LATHE_ASSIGN_OR_RETURN(uint32_t id, get(v, false));
-      payload_.outputs.push_back(id);
-    }
-    return encode_payload(payload_);
+    return lower_subgraph(
+        sub_, payload_, [this](const Node& n) { return lower(n); }, [this](const Value* v) { return get(v, false); });
   }
 
  private:

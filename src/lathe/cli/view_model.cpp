@@ -301,25 +301,50 @@ Result<std::string> view_model_json(const ViewSource& source, const std::string&
   return dump(root);
 }
 
-Result<std::string> view_diff_model_json(const ViewSource& before, const ViewSource& after,
-                                         const std::vector<ExplainRecord>& records, const std::string& method) {
-  std::string name = method;
-  if (name.empty()) {
-    // The first method of AFTER that BEFORE has too.
-    for (const Method& m : after.program->methods) {
-      if (before.program->find_method(m.name)) {
-        name = m.name;
-        break;
-      }
-    }
-    if (name.empty()) return make_error(before.path + " and " + after.path + " have no method in common");
-  }
-  LATHE_ASSIGN_OR_RETURN(GraphModel b, graph_model(before, name));
-  LATHE_ASSIGN_OR_RETURN(GraphModel a, graph_model(after, name));
+namespace {
 
-  // Nodes are matched by name (inputs by name, outputs by position): a pass
-  // that rewrites a node in place keeps its name. A matched pair whose op,
-  // arguments or type changed is "rewritten".
+// The method a diff shows: `method`, or else the first method of AFTER that
+// BEFORE has too.
+Result<std::string> diff_method(const ViewSource& before, const ViewSource& after, const std::string& method) {
+  if (!method.empty()) return method;
+  for (const Method& m : after.program->methods) {
+    if (before.program->find_method(m.name)) return m.name;
+  }
+  return make_error(before.path + " and " + after.path + " have no method in common");
+}
+
+// Explain records attached to the node they name: the after node, else the
+// before node (a node the pass removed), else to neither.
+struct DiffNotes {
+  std::unordered_map<size_t, Json> after, before;
+  Json unattached = Json::array();
+};
+
+DiffNotes attach_notes(const GraphModel& b, const GraphModel& a, const std::vector<ExplainRecord>& records,
+                       const std::string& method) {
+  DiffNotes notes;
+  for (const ExplainRecord& r : records) {
+    if (r.method != method) continue;
+    Json note = {{"m", r.message}, {"r", r.rewritten}};
+    if (!r.pass.empty()) note["p"] = r.pass;
+    if (auto it = a.by_key.find(r.node); it != a.by_key.end()) {
+      notes.after[it->second].push_back(std::move(note));
+    } else if (auto it2 = b.by_key.find(r.node); it2 != b.by_key.end()) {
+      notes.before[it2->second].push_back(std::move(note));
+    } else {
+      notes.unattached.push_back(std::move(note));
+    }
+  }
+  return notes;
+}
+
+// The diff's rows [before index, after index, state]. Nodes are matched by
+// name (inputs by name, outputs by position): a pass that rewrites a node in
+// place keeps its name. A matched pair whose op, arguments or type changed,
+// or that a record says was rewritten, is "rewritten". Rows go in AFTER's
+// order; each removed BEFORE node is placed just before the first matched
+// node that followed it in BEFORE.
+Json diff_rows(const GraphModel& b, const GraphModel& a, const DiffNotes& notes) {
   std::vector<int> match_of_after(a.keys.size(), -1);
   std::vector<bool> before_matched(b.keys.size(), false);
   for (size_t j = 0; j < a.keys.size(); ++j) {
@@ -329,34 +354,15 @@ Result<std::string> view_diff_model_json(const ViewSource& before, const ViewSou
       before_matched[it->second] = true;
     }
   }
-  // Attach explain records to the node they name: the after node, else the
-  // before node (a node the pass removed).
-  std::unordered_map<size_t, Json> after_notes, before_notes;
-  Json unattached = Json::array();
-  for (const ExplainRecord& r : records) {
-    if (r.method != name) continue;
-    Json note = {{"m", r.message}, {"r", r.rewritten}};
-    if (!r.pass.empty()) note["p"] = r.pass;
-    if (auto it = a.by_key.find(r.node); it != a.by_key.end()) {
-      after_notes[it->second].push_back(std::move(note));
-    } else if (auto it2 = b.by_key.find(r.node); it2 != b.by_key.end()) {
-      before_notes[it2->second].push_back(std::move(note));
-    } else {
-      unattached.push_back(std::move(note));
-    }
-  }
   auto state_of = [&](size_t bi, size_t aj) -> std::string {
     bool changed = b.ops[bi] != a.ops[aj] || b.args[bi] != a.args[aj] || b.types[bi] != a.types[aj];
     if (!changed) {
-      auto it = after_notes.find(aj);
-      if (it != after_notes.end())
+      auto it = notes.after.find(aj);
+      if (it != notes.after.end())
         for (const Json& n : it->second) changed |= n["r"].get<bool>();
     }
     return changed ? "rewritten" : "same";
   };
-
-  // Rows in AFTER's order; each removed BEFORE node is placed just before
-  // the first matched node that followed it in BEFORE.
   Json rows = Json::array();
   size_t next_before = 0;
   auto flush_removed = [&](size_t upto) {
@@ -373,13 +379,24 @@ Result<std::string> view_diff_model_json(const ViewSource& before, const ViewSou
     rows.push_back(Json::array({bi, j, state_of(static_cast<size_t>(bi), j)}));
   }
   flush_removed(b.keys.size());
+  return rows;
+}
 
-  for (auto& [i, notes] : after_notes) a.json["nodes"][i]["x"] = std::move(notes);
-  for (auto& [i, notes] : before_notes) b.json["nodes"][i]["x"] = std::move(notes);
+}  // namespace
+
+Result<std::string> view_diff_model_json(const ViewSource& before, const ViewSource& after,
+                                         const std::vector<ExplainRecord>& records, const std::string& method) {
+  LATHE_ASSIGN_OR_RETURN(std::string name, diff_method(before, after, method));
+  LATHE_ASSIGN_OR_RETURN(GraphModel b, graph_model(before, name));
+  LATHE_ASSIGN_OR_RETURN(GraphModel a, graph_model(after, name));
+  DiffNotes notes = attach_notes(b, a, records, name);
+  Json rows = diff_rows(b, a, notes);
+  for (auto& [i, n] : notes.after) a.json["nodes"][i]["x"] = std::move(n);
+  for (auto& [i, n] : notes.before) b.json["nodes"][i]["x"] = std::move(n);
   Json root = {{"mode", "diff"},
                {"graphs", Json::array({std::move(b.json), std::move(a.json)})},
                {"rows", std::move(rows)},
-               {"unattached", std::move(unattached)}};
+               {"unattached", std::move(notes.unattached)}};
   return dump(root);
 }
 

@@ -137,14 +137,7 @@ Value* GraphBuilder::add_input(InputSpec spec, ValueKind kind, const std::string
   // Insert after every input that torch.export orders before this kind.
   size_t pos = graph_->inputs().size();
   if (ep_) {
-    int order = input_kind_order(spec.kind);
-    pos = ep_->input_specs.size();
-    for (size_t i = 0; i < ep_->input_specs.size(); ++i) {
-      if (input_kind_order(ep_->input_specs[i].kind) > order) {
-        pos = i;
-        break;
-      }
-    }
+    pos = input_insert_position(*ep_, spec.kind);
   }
   Value* v = assembler_.insert_placeholder(kind, name, pos);
   if (meta) v->set_meta(std::move(*meta));
@@ -222,29 +215,29 @@ std::vector<Value*> GraphBuilder::call(const std::string& op, std::vector<Arg> a
   return call_multi(op, std::move(args), std::vector<TensorMeta>(outputs), std::move(names));
 }
 
-std::vector<Value*> GraphBuilder::call_multi(const std::string& op, std::vector<Arg> args,
-                                             std::vector<TensorMeta> outputs, std::vector<std::string> names) {
+std::vector<Value*> GraphBuilder::call_outputs(const std::string& op, std::vector<Arg> args,
+                                               std::vector<TensorMeta> outputs, std::vector<std::string> names, bool list) {
   Node* n = make_node(op, std::move(args));
   std::vector<Value*> out;
   for (size_t i = 0; i < outputs.size(); ++i) {
-    Value* v = assembler_.add_node_output(n, ValueKind::Tensor, i < names.size() ? names[i] : "getitem");
+    const std::string& name = i < names.size() ? names[i] : "getitem";
+    Value* v = list ? assembler_.new_node_value(n, ValueKind::Tensor, name)
+                    : assembler_.add_node_output(n, ValueKind::Tensor, name);
     v->set_meta(std::move(outputs[i]));
     out.push_back(v);
   }
+  if (list) assembler_.set_node_outputs(n, {TensorList{out}});
   return out;
+}
+
+std::vector<Value*> GraphBuilder::call_multi(const std::string& op, std::vector<Arg> args,
+                                             std::vector<TensorMeta> outputs, std::vector<std::string> names) {
+  return call_outputs(op, std::move(args), std::move(outputs), std::move(names), false);
 }
 
 std::vector<Value*> GraphBuilder::call_list(const std::string& op, std::vector<Arg> args,
                                             std::vector<TensorMeta> outputs, std::vector<std::string> names) {
-  Node* n = make_node(op, std::move(args));
-  std::vector<Value*> out;
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    Value* v = assembler_.new_node_value(n, ValueKind::Tensor, i < names.size() ? names[i] : "getitem");
-    v->set_meta(std::move(outputs[i]));
-    out.push_back(v);
-  }
-  assembler_.set_node_outputs(n, {TensorList{out}});
-  return out;
+  return call_outputs(op, std::move(args), std::move(outputs), std::move(names), true);
 }
 
 Value* GraphBuilder::call_sym_int(const std::string& op, std::vector<Arg> args, SymDim sym, const std::string& name) {
@@ -263,14 +256,7 @@ void GraphBuilder::user_output(Argument arg) {
 
 void GraphBuilder::insert_mutation_output(Value* value, OutputSpec spec) {
   if (!ep_) builder_fail("mutation outputs need an ExportedProgram");
-  int order = output_kind_order(spec.kind);
-  size_t pos = ep_->output_specs.size();
-  for (size_t i = 0; i < ep_->output_specs.size(); ++i) {
-    if (output_kind_order(ep_->output_specs[i].kind) > order) {
-      pos = i;
-      break;
-    }
-  }
+  const size_t pos = output_insert_position(*ep_, spec.kind);
   assembler_.insert_output(value_arg(value), pos);
   ep_->output_specs.insert(ep_->output_specs.begin() + static_cast<std::ptrdiff_t>(pos), std::move(spec));
 }

@@ -127,6 +127,9 @@ class GraphBuilder {
  private:
   Value* add_input(InputSpec spec, ValueKind kind, const std::string& name, std::optional<TensorMeta> meta);
   Node* make_node(const std::string& op, std::vector<Arg> args);
+  // Each output its own argument, or (`list`) all in one Tensor[] argument.
+  std::vector<Value*> call_outputs(const std::string& op, std::vector<Arg> args, std::vector<TensorMeta> outputs,
+                                   std::vector<std::string> names, bool list);
   void insert_mutation_output(Value* value, OutputSpec spec);
 
   ExportedProgram* ep_ = nullptr;

@@ -25,13 +25,19 @@ std::vector<std::string> node_names(const Graph& g) {
   return out;
 }
 
-TEST(GraphTest, CreateNodeRecordsOneUsePerReference) {
+// Placeholders x and y; n = mul(x, x).
+struct SquareOfX {
   Graph g;
-  GraphAssembler ga(g);
+  GraphAssembler ga{g};
   Value* x = ga.insert_placeholder(ValueKind::Tensor, "x");
   Value* y = ga.insert_placeholder(ValueKind::Tensor, "y");
   Node* n = ga.create_node("torch.ops.aten.mul.Tensor",
                            {{"self", TensorRef{x}, ArgKind::Positional}, {"other", TensorRef{x}, ArgKind::Positional}});
+};
+
+TEST(GraphTest, CreateNodeRecordsOneUsePerReference) {
+  SquareOfX s;
+  auto& [g, ga, x, y, n] = s;
   EXPECT_EQ(x->user_count(), 2u);
   EXPECT_EQ(uses_by(x, n), 2u);
   EXPECT_FALSE(y->has_uses());
@@ -43,12 +49,8 @@ TEST(GraphTest, CreateNodeRecordsOneUsePerReference) {
 }
 
 TEST(GraphTest, SetInputMovesTheUse) {
-  Graph g;
-  GraphAssembler ga(g);
-  Value* x = ga.insert_placeholder(ValueKind::Tensor, "x");
-  Value* y = ga.insert_placeholder(ValueKind::Tensor, "y");
-  Node* n = ga.create_node("torch.ops.aten.mul.Tensor",
-                           {{"self", TensorRef{x}, ArgKind::Positional}, {"other", TensorRef{x}, ArgKind::Positional}});
+  SquareOfX s;
+  auto& [g, ga, x, y, n] = s;
   ga.set_input(n, 1, TensorRef{y});
   EXPECT_EQ(uses_by(x, n), 1u);
   EXPECT_EQ(uses_by(y, n), 1u);

@@ -15,6 +15,21 @@
 
 namespace lathe {
 
+// ---- one argument ---------------------------------------------------------------------------
+// The strict readers: each accepts only its own kind (an int is not a
+// float, a bool is not an int, a single int is not a list). nullptr reads
+// as absent.
+
+// An int, or a SymInt written as a literal.
+std::optional<int64_t> int_literal(const Argument* a);
+// A float, or a SymFloat written as a literal.
+std::optional<double> float_literal(const Argument* a);
+// int[] / SymInt[] with every item literal.
+std::optional<std::vector<int64_t>> int_list_literal(const Argument* a);
+
+// ---- a node's argument by schema name --------------------------------------------------------
+// The lenient readers passes and backends decide on.
+
 // A Tensor / Tensor? argument: its value; nullptr when absent or None.
 Value* tensor_input(const Node& n, std::string_view name);
 // True when the node leaves `name` out, passes None, or an empty Tensor?.

@@ -14,21 +14,32 @@
 namespace lathe {
 namespace {
 
-TEST(NameIndex, AgreesWithAMapThroughCreateEraseAndRename) {
+// A graph of relu(x) nodes and, beside it, what its name index must say.
+struct Modelled {
   Graph g;
-  GraphAssembler ga(g);
+  GraphAssembler ga{g};
   Value* x = ga.insert_placeholder(ValueKind::Tensor, "x");
   std::map<std::string, Value*> model{{"x", x}};
-  std::vector<Node*> live;
+  std::vector<Node*> nodes;
+
+  Value* create(const std::string& name) {
+    Node* n = ga.create_node("torch.ops.aten.relu.default", {NamedArgument{"self", TensorRef{x}, ArgKind::Positional}});
+    Value* v = ga.add_node_output(n, ValueKind::Tensor, name);
+    EXPECT_EQ(model.count(v->name()), 0u) << v->name();
+    model[v->name()] = v;
+    nodes.push_back(n);
+    return v;
+  }
+};
+
+TEST(NameIndex, AgreesWithAMapThroughCreateEraseAndRename) {
+  Modelled m;
+  auto& [g, ga, x, model, live] = m;
   std::mt19937 rng(7);
   for (int step = 0; step < 20000; ++step) {
     const int op = static_cast<int>(rng() % 10);
     if (op < 6 || live.empty()) {  // create (names collide on purpose: unique_name resolves them)
-      Node* n = ga.create_node("torch.ops.aten.relu.default", {NamedArgument{"self", TensorRef{x}, ArgKind::Positional}});
-      Value* v = ga.add_node_output(n, ValueKind::Tensor, "v" + std::to_string(rng() % 500));
-      ASSERT_EQ(model.count(v->name()), 0u) << v->name();
-      model[v->name()] = v;
-      live.push_back(n);
+      m.create("v" + std::to_string(rng() % 500));
     } else if (op < 9) {  // erase a random node
       size_t i = rng() % live.size();
       std::string name = live[i]->output()->name();
@@ -64,18 +75,9 @@ TEST(NameIndex, AgreesWithAMapThroughCreateEraseAndRename) {
 // values whose storage is the erased ones' (the pools reuse it) under the
 // erased names; rename across; all against the model.
 TEST(NameIndex, LargeGraphQueuedErasuresAgreeWithAMap) {
-  Graph g;
-  GraphAssembler ga(g);
-  Value* x = ga.insert_placeholder(ValueKind::Tensor, "x");
-  std::map<std::string, Value*> model{{"x", x}};
-  std::vector<Node*> nodes;
-  auto create = [&](const std::string& name) {
-    Node* n = ga.create_node("torch.ops.aten.relu.default", {NamedArgument{"self", TensorRef{x}, ArgKind::Positional}});
-    Value* v = ga.add_node_output(n, ValueKind::Tensor, name);
-    model[v->name()] = v;
-    nodes.push_back(n);
-    return v;
-  };
+  Modelled m;
+  auto& [g, ga, x, model, nodes] = m;
+  auto create = [&](const std::string& name) { return m.create(name); };
   for (int i = 0; i < 50000; ++i) create("v" + std::to_string(i));  // table well past the deferral size
   std::mt19937 rng(11);
   std::vector<std::string> erased;

@@ -16,7 +16,8 @@
 //
 // The portable kernels register under their own names (runtime/kernels/*:
 // each registration is the one place that kernel's op is named); the ops
-// here are those that more than one layer refers to.
+// here are those named anywhere else (passes, backends, the runtime's
+// control flow and delegates).
 //
 // The interned targets are inline variables: a translation unit that
 // includes this header may use them in its own static initialisers.
@@ -68,6 +69,7 @@ std::string_view aten_op_name(std::string_view target);
 // (add_Tensor, squeeze_dim), as ATen's own C++ names them.
 
 namespace aten {
+inline const OpTarget _assert_tensor_metadata{"torch.ops.aten._assert_tensor_metadata.default"};
 inline const OpTarget adaptive_avg_pool2d{"torch.ops.aten.adaptive_avg_pool2d.default"};
 inline const OpTarget add_Tensor{"torch.ops.aten.add.Tensor"};
 inline const OpTarget addmm{"torch.ops.aten.addmm.default"};
@@ -88,6 +90,7 @@ inline const OpTarget gelu{"torch.ops.aten.gelu.default"};
 inline const OpTarget hardsigmoid{"torch.ops.aten.hardsigmoid.default"};
 inline const OpTarget hardswish{"torch.ops.aten.hardswish.default"};
 inline const OpTarget hardtanh{"torch.ops.aten.hardtanh.default"};
+inline const OpTarget _int_mm{"torch.ops.aten._int_mm.default"};
 inline const OpTarget layer_norm{"torch.ops.aten.layer_norm.default"};
 inline const OpTarget linear{"torch.ops.aten.linear.default"};
 inline const OpTarget log_softmax_int{"torch.ops.aten.log_softmax.int"};
@@ -117,8 +120,11 @@ inline const OpTarget softmax_int{"torch.ops.aten.softmax.int"};
 inline const OpTarget _softmax{"torch.ops.aten._softmax.default"};
 inline const OpTarget squeeze_dim{"torch.ops.aten.squeeze.dim"};
 inline const OpTarget squeeze_dims{"torch.ops.aten.squeeze.dims"};
+inline const OpTarget squeeze{"torch.ops.aten.squeeze.default"};
 inline const OpTarget t{"torch.ops.aten.t.default"};
 inline const OpTarget t_copy{"torch.ops.aten.t_copy.default"};
+inline const OpTarget to_dtype{"torch.ops.aten.to.dtype"};
+inline const OpTarget _to_copy{"torch.ops.aten._to_copy.default"};
 inline const OpTarget transpose_int{"torch.ops.aten.transpose.int"};
 inline const OpTarget unsqueeze{"torch.ops.aten.unsqueeze.default"};
 inline const OpTarget _unsafe_view{"torch.ops.aten._unsafe_view.default"};
@@ -132,9 +138,18 @@ inline const OpTarget dequantize_per_channel_group{
     "torch.ops.quantized_decomposed.dequantize_per_channel_group.default"};
 }  // namespace quantized_decomposed
 
+// torchao's quantization primitives (torchao 0.18 exports).
+namespace torchao {
+inline const OpTarget choose_qparams_affine{"torch.ops.torchao.choose_qparams_affine.default"};
+inline const OpTarget quantize_affine{"torch.ops.torchao.quantize_affine.default"};
+inline const OpTarget dequantize_affine{"torch.ops.torchao.dequantize_affine.default"};
+}  // namespace torchao
+
 // Lathe's own ops.
 namespace lathe_ops {
-// (Tensor self, Tensor mat2, Tensor scales, int group_size) -> Tensor; see runtime/kernels/quantized.h.
+// (Tensor self, Tensor mat2, Tensor scales, float eps) -> Tensor; see runtime/kernels/dynamic_int8.h.
+inline const OpTarget dynamic_int8_mm{"torch.ops.lathe.dynamic_int8_mm.default"};
+// (Tensor self, Tensor mat2, Tensor scales, int group_size) -> Tensor; see runtime/kernels/quantized_linear.h.
 inline const OpTarget weight_int4_group_mm{"torch.ops.lathe.weight_int4_group_mm.default"};
 // A delegate call is "lathe.delegate.<backend>" (see runtime/delegate.h).
 inline constexpr std::string_view kDelegatePrefix = "lathe.delegate.";

@@ -362,14 +362,7 @@ Result<Value*> Rewriter::add_input(InputSpec spec, const std::string& name, std:
     return make_error(where + ": only parameters, buffers, constants and user inputs can be added");
   }
 
-  int order = input_kind_order(spec.kind);
-  size_t pos = ep_->input_specs.size();
-  for (size_t i = 0; i < ep_->input_specs.size(); ++i) {
-    if (input_kind_order(ep_->input_specs[i].kind) > order) {
-      pos = i;
-      break;
-    }
-  }
+  const size_t pos = input_insert_position(*ep_, spec.kind);
   Value* v = graph_->insert_placeholder(ValueKind::Tensor, name, pos);
   v->set_meta(std::move(*meta));
   if (stateful) {
@@ -524,13 +517,7 @@ Status Rewriter::add_output(Value* value, OutputSpec spec) {
                           (order == 1 ? "mutates '" : "is the gradient of '") + spec.target + "'");
     }
   }
-  size_t pos = ep_->output_specs.size();
-  for (size_t i = 0; i < ep_->output_specs.size(); ++i) {
-    if (output_kind_order(ep_->output_specs[i].kind) > order) {
-      pos = i;
-      break;
-    }
-  }
+  const size_t pos = output_insert_position(*ep_, spec.kind);
   graph_->insert_output(value_argument(value), pos);
   ep_->output_specs.insert(ep_->output_specs.begin() + static_cast<std::ptrdiff_t>(pos), std::move(spec));
   return Status::Ok();

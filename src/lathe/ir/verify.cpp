@@ -38,6 +38,26 @@ int output_kind_order(OutputKind kind) {
 
 namespace {
 
+template <typename Specs, typename Order>
+size_t group_end(const Specs& specs, Order order, int wanted) {
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (order(specs[i].kind) > wanted) return i;
+  }
+  return specs.size();
+}
+
+}  // namespace
+
+size_t input_insert_position(const ExportedProgram& ep, InputKind kind) {
+  return group_end(ep.input_specs, input_kind_order, input_kind_order(kind));
+}
+
+size_t output_insert_position(const ExportedProgram& ep, OutputKind kind) {
+  return group_end(ep.output_specs, output_kind_order, output_kind_order(kind));
+}
+
+namespace {
+
 // Every value an argument references (None slots skipped), into `out`.
 void collect_values(const Argument& arg, std::vector<Value*>& out) {
   out.clear();

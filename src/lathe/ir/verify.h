@@ -40,5 +40,9 @@ int input_kind_order(InputKind kind);
 // and loss outputs, then gradients (joint graphs). verify() requires this
 // order: PyTorch finds the mutation outputs by position.
 int output_kind_order(OutputKind kind);
+// Where a new input or output of `kind` goes in `ep`: after every spec of
+// its group and the groups before it, in the orders above.
+size_t input_insert_position(const ExportedProgram& ep, InputKind kind);
+size_t output_insert_position(const ExportedProgram& ep, OutputKind kind);
 
 }  // namespace lathe

@@ -26,13 +26,6 @@ namespace {
 
 using namespace quant_match;
 
-constexpr std::string_view kMul = "torch.ops.aten.mul.Tensor";
-constexpr std::string_view kIntMm = "torch.ops.aten._int_mm.default";
-constexpr std::string_view kChoose = "torch.ops.torchao.choose_qparams_affine.default";
-constexpr std::string_view kQuantize = "torch.ops.torchao.quantize_affine.default";
-constexpr std::string_view kReshape = "torch.ops.aten.reshape.default";
-constexpr std::string_view kView = "torch.ops.aten.view.default";
-
 struct Plan {
   Node* choose = nullptr;
   Node* quantize = nullptr;
@@ -51,8 +44,8 @@ Value* past_casts(Value* v, std::vector<Node*>& chain) {
 }
 
 Node* reshape_of(Value* v) {
-  Node* n = producer_if(v, kReshape);
-  return n ? n : producer_if(v, kView);
+  Node* n = producer_if(v, ops::aten::reshape);
+  return n ? n : producer_if(v, ops::aten::view);
 }
 
 // The weight half: to(_int_mm(reshape(q_x), t(q)), float32). Fills rows,
@@ -61,11 +54,11 @@ bool weight_side(Value* a, Plan& p) {
   a = past_casts(a, p.chain);
   Node* cast = cast_of(a);
   if (!cast || dtype_of(a) != DType::Float32) return false;
-  Node* mm = producer_if(tensor_arg(cast, "self"), kIntMm);
+  Node* mm = producer_if(tensor_arg(cast, "self"), ops::aten::_int_mm);
   if (!mm) return false;
   Value* t = tensor_arg(mm, "mat2");
   p.rows = reshape_of(tensor_arg(mm, "self"));
-  p.quantize = p.rows ? producer_if(tensor_arg(p.rows, "self"), kQuantize) : nullptr;
+  p.quantize = p.rows ? producer_if(tensor_arg(p.rows, "self"), ops::torchao::quantize_affine) : nullptr;
   p.q = transposed(t);
   if (!p.quantize || !p.q || !p.q->is_placeholder()) return false;
   p.chain.insert(p.chain.end(), {cast, mm, t->producer(), p.rows, p.quantize});
@@ -77,7 +70,7 @@ bool weight_side(Value* a, Plan& p) {
 bool scale_side(Value* b, Plan& p) {
   Node* r = reshape_of(past_casts(b, p.chain));
   Value* sx = r ? tensor_arg(r, "self") : nullptr;
-  p.choose = producer_if(sx, kChoose);
+  p.choose = producer_if(sx, ops::torchao::choose_qparams_affine);
   if (!p.choose || p.choose->defined_values().size() != 2 || p.choose->defined_values()[0] != sx) return false;
   p.chain.insert(p.chain.end(), {r, p.choose});
   return true;
@@ -87,7 +80,7 @@ bool scale_side(Value* b, Plan& p) {
 std::optional<Plan> structure(Value* a, Value* s) {
   Plan p;
   p.s = s;
-  Node* inner = producer_if(past_casts(a, p.chain), kMul);
+  Node* inner = producer_if(past_casts(a, p.chain), ops::aten::mul_Tensor);
   if (!inner) return std::nullopt;
   p.chain.push_back(inner);
   Value* u = tensor_arg(inner, "self");
@@ -167,14 +160,7 @@ std::string check(const Constness& k, Node* root, const Plan& p) {
 }
 
 std::optional<Plan> match(const Constness& k, Node* root) {
-  if (root->target() != kMul) return std::nullopt;
-  Value* a = tensor_arg(root, "self");
-  Value* b = tensor_arg(root, "other");
-  if (!a || !b) return std::nullopt;
-  std::optional<Plan> p = structure(a, b);
-  if (!p) p = structure(b, a);
-  if (p) p->refused = check(k, root, *p);
-  return p;
+  return match_either_order<Plan>(k, root, structure, check);
 }
 
 // x as the 2-D rows the op takes: x itself, or a new reshape(x, [-1, K])
@@ -186,7 +172,7 @@ Result<Value*> rows_of_x(Rewriter& rw, const Plan& p, Node* before) {
   std::vector<NamedArgument> args;
   args.push_back(NamedArgument{"self", TensorRef{p.x}, ArgKind::Positional});
   args.push_back(NamedArgument{"shape", IntList{{-1, *static_dim(p.q, 1)}}, ArgKind::Positional});
-  return rw.create_call(std::string(kReshape), std::move(args), meta, p.x->name() + "_rows", before);
+  return rw.create_call(ops::aten::reshape.str(), std::move(args), meta, p.x->name() + "_rows", before);
 }
 
 }  // namespace
@@ -200,7 +186,7 @@ Result<bool> FuseDynamicInt8Linear::run(ExportedProgram& program, PassContext& c
     args.push_back(NamedArgument{"mat2", TensorRef{p.q}, ArgKind::Positional});
     args.push_back(NamedArgument{"scales", TensorRef{p.s}, ArgKind::Positional});
     args.push_back(NamedArgument{"eps", Argument(eps), ArgKind::Positional});
-    return rw.retarget(mul, kDynamicInt8Mm, std::move(args));
+    return rw.retarget(mul, ops::lathe_ops::dynamic_int8_mm, std::move(args));
   });
 }
 

@@ -32,8 +32,6 @@ namespace lathe {
 class FuseDynamicInt8Linear : public Pass {
  public:
   static constexpr std::string_view kName = "fuse_dynamic_int8_linear";
-  // (Tensor self, Tensor mat2, Tensor scales, float eps) -> Tensor
-  static constexpr std::string_view kDynamicInt8Mm = "torch.ops.lathe.dynamic_int8_mm.default";
   std::string_view name() const override { return kName; }
   std::string_view description() const override {
     return "torchao dynamic int8 linear (choose_qparams_affine, quantize_affine, _int_mm, scales) -> "

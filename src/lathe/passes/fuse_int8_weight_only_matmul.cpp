@@ -21,9 +21,6 @@ namespace {
 
 using namespace quant_match;
 
-constexpr std::string_view kMm = "torch.ops.aten.mm.default";
-constexpr std::string_view kInt8Mm = "torch.ops.aten._weight_int8pack_mm.default";
-
 struct Plan {
   Node* mm = nullptr;
   Value* x = nullptr;
@@ -37,7 +34,7 @@ struct Plan {
 // condition is checked.
 std::optional<Plan> structure(Value* a, Value* s) {
   Plan p;
-  p.mm = producer_if(skip_noop_casts(a), kMm);
+  p.mm = producer_if(skip_noop_casts(a), ops::aten::mm);
   if (!p.mm) return std::nullopt;
   Value* w = tensor_arg(p.mm, "mat2");
   Node* cast = cast_of(w);
@@ -76,14 +73,7 @@ std::string check(const Constness& k, Node* mul, Plan& p) {
 
 // The candidate a mul is, trying both operand orders.
 std::optional<Plan> match(const Constness& k, Node* mul) {
-  if (mul->target() != "torch.ops.aten.mul.Tensor") return std::nullopt;
-  Value* a = tensor_arg(mul, "self");
-  Value* b = tensor_arg(mul, "other");
-  if (!a || !b) return std::nullopt;
-  std::optional<Plan> p = structure(a, b);
-  if (!p) p = structure(b, a);
-  if (p) p->refused = check(k, mul, *p);
-  return p;
+  return match_either_order<Plan>(k, mul, structure, check);
 }
 
 }  // namespace
@@ -94,7 +84,7 @@ Result<bool> FuseInt8WeightOnlyMatmul::run(ExportedProgram& program, PassContext
     args.push_back(NamedArgument{"self", TensorRef{p.x}, ArgKind::Positional});
     args.push_back(NamedArgument{"mat2", TensorRef{p.q}, ArgKind::Positional});
     args.push_back(NamedArgument{"scales", TensorRef{p.s}, ArgKind::Positional});
-    return rw.retarget(mul, kInt8Mm, std::move(args));
+    return rw.retarget(mul, ops::aten::_weight_int8pack_mm, std::move(args));
   });
 }
 

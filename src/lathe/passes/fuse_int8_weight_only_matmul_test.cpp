@@ -66,42 +66,23 @@ TEST(FuseInt8WeightOnlyMatmul, TorchaoLinearBecomesWeightInt8PackMm) {
   EXPECT_TRUE(verify(ep, "forward").ok());
 }
 
-TEST(FuseInt8WeightOnlyMatmul, RuntimeWeightIsKept_NEG) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
-  Value* x = b.user_input("x", {M, K});
-  Options o;
-  o.weight_is_input = true;
-  b.user_output(torchao_linear(b, x, o));
-  testing::PassRun r = expect_unchanged(ep, pass());
-  ASSERT_EQ(r.kept.size(), 1u);
-  EXPECT_EQ(r.kept[0], "mul 'mul' kept: quantized weight 'q' is user input 'q'");
-}
-
-TEST(FuseInt8WeightOnlyMatmul, RuntimeScalesAreKept_NEG) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
-  Value* x = b.user_input("x", {M, K});
-  Options o;
-  o.scale_is_input = true;
-  b.user_output(torchao_linear(b, x, o));
-  testing::PassRun r = expect_unchanged(ep, pass());
-  ASSERT_EQ(r.kept.size(), 1u);
-  EXPECT_EQ(r.kept[0], "mul 'mul' kept: scales 'flatten' are not derived from constants by shape ops alone");
-}
-
-TEST(FuseInt8WeightOnlyMatmul, MatmulReadElsewhereIsKept_NEG) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
-  Value* x = b.user_input("x", {M, K});
-  Options o;
-  o.mm_read_twice = true;
-  Value* mm = nullptr;
-  b.user_output(torchao_linear(b, x, o, &mm));
-  b.user_output(mm);
-  testing::PassRun r = expect_unchanged(ep, pass());
-  ASSERT_EQ(r.kept.size(), 1u);
-  EXPECT_EQ(r.kept[0], "mul 'mul' kept: 'mm' has other users; fusing would compute it twice");
+// Each refusal leaves the program as it was, with one explain line saying why.
+TEST(FuseInt8WeightOnlyMatmul, RefusalsKeepTheProgramAndSayWhy_NEG) {
+  testing::expect_refusals<Options>(
+      {
+          {"a run-time weight", {.weight_is_input = true}, "mul 'mul' kept: quantized weight 'q' is user input 'q'"},
+          {"run-time scales", {.scale_is_input = true},
+           "mul 'mul' kept: scales 'flatten' are not derived from constants by shape ops alone"},
+          {"a matmul read elsewhere", {.mm_read_twice = true},
+           "mul 'mul' kept: 'mm' has other users; fusing would compute it twice"},
+      },
+      [](GraphBuilder& b, const Options& o) {
+        Value* x = b.user_input("x", {M, K});
+        Value* mm = nullptr;
+        b.user_output(torchao_linear(b, x, o, &mm));
+        if (mm) b.user_output(mm);
+      },
+      pass);
 }
 
 TEST(FuseInt8WeightOnlyMatmul, FloatMatmulTimesAScaleIsNotACandidate) {

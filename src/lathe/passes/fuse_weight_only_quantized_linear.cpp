@@ -55,11 +55,9 @@ namespace {
 
 using namespace quant_match;
 
-constexpr std::string_view kLinear = "torch.ops.aten.linear.default";
-constexpr std::string_view kDqChannel = "torch.ops.quantized_decomposed.dequantize_per_channel.default";
-constexpr std::string_view kDqGroup = "torch.ops.quantized_decomposed.dequantize_per_channel_group.default";
-constexpr std::string_view kDqAffine = "torch.ops.torchao.dequantize_affine.default";
-constexpr std::string_view kAdd = "torch.ops.aten.add.Tensor";
+using ops::quantized_decomposed::dequantize_per_channel;
+using ops::quantized_decomposed::dequantize_per_channel_group;
+using ops::torchao::dequantize_affine;
 
 // A transpose nothing reads: what addmm_mm_to_linear leaves behind
 // (t(dequantize(...)) fed the addmm it turned into this linear) until
@@ -67,10 +65,7 @@ constexpr std::string_view kAdd = "torch.ops.aten.add.Tensor";
 // dequantize.
 bool dead_transpose(const Node* user) {
   if (!user) return false;  // a graph output
-  const std::string& t = user->target();
-  if (t != "torch.ops.aten.t.default" && t != "torch.ops.aten.t_copy.default" &&
-      t != "torch.ops.aten.permute.default" && t != "torch.ops.aten.permute_copy.default")
-    return false;
+  if (!ops::is_transpose_or_permute(user->op_target())) return false;
   for (const Value* v : user->defined_values())
     if (v->has_uses()) return false;
   return true;
@@ -97,7 +92,7 @@ class Matcher {
 
   // nullopt: not a candidate (not a linear, or its weight is not dequantized).
   std::optional<Plan> match(Node* n) const {
-    if (n->target() != kLinear) return std::nullopt;
+    if (n->op_target() != ops::aten::linear) return std::nullopt;
     Value* w = tensor_arg(n, "weight");
     if (!w || w->is_placeholder() || !ops::is_quantize(w->producer()->target())) return std::nullopt;
     Plan p;
@@ -110,13 +105,13 @@ class Matcher {
 
  private:
   std::string check(Node* n, Value* w, Plan& p) const {
-    const std::string& t = p.dq->target();
-    if (t != kDqChannel && t != kDqGroup && t != kDqAffine) {
+    const OpTarget t = p.dq->op_target();
+    if (t != dequantize_per_channel && t != dequantize_per_channel_group && t != dequantize_affine) {
       return "weight " + quoted(w) + " is " + p.dq->op_name() +
              "; only dequantize_per_channel (int8), dequantize_per_channel_group and torchao's dequantize_affine "
              "(int4) are fused";
     }
-    const bool affine = t == kDqAffine;
+    const bool affine = t == dequantize_affine;
     p.q = tensor_arg(p.dq, "input");
     p.scales = tensor_arg(p.dq, affine ? "scale" : "scales");
     p.zeros = tensor_arg(p.dq, affine ? "zero_point" : "zero_points");
@@ -153,7 +148,7 @@ class Matcher {
   // quantized_decomposed: the range, dtype and axis the fused op assumes.
   std::string check_decomposed(Plan& p) const {
     const Node* dq = p.dq;
-    p.int4 = dq->target() == kDqGroup;
+    p.int4 = dq->op_target() == dequantize_per_channel_group;
     const int64_t qmin = p.int4 ? -8 : -128, qmax = p.int4 ? 7 : 127;
     auto lo = int_arg(dq, "quant_min"), hi = int_arg(dq, "quant_max");
     if (!lo || !hi || *lo != qmin || *hi != qmax) return range_text(dq, qmin, qmax);
@@ -247,15 +242,15 @@ Status rewrite(Rewriter& rw, Node* n, const Plan& p, std::unordered_set<const No
   mm_args.push_back(NamedArgument{"mat2", TensorRef{p.q}, ArgKind::Positional});
   mm_args.push_back(NamedArgument{"scales", TensorRef{p.scales}, ArgKind::Positional});
   if (p.int4) mm_args.push_back(NamedArgument{"group_size", Argument(p.group_size), ArgKind::Positional});
-  const std::string target(p.int4 ? FuseWeightOnlyQuantizedLinear::kInt4GroupMm : FuseWeightOnlyQuantizedLinear::kInt8Mm);
+  const OpTarget target = p.int4 ? ops::lathe_ops::weight_int4_group_mm : ops::aten::_weight_int8pack_mm;
   if (p.bias) {
     const TensorMeta meta = *n->output()->meta();
-    LATHE_ASSIGN_OR_RETURN(Value * mm, rw.create_call(target, std::move(mm_args), meta,
+    LATHE_ASSIGN_OR_RETURN(Value * mm, rw.create_call(target.str(), std::move(mm_args), meta,
                                                        node + (p.int4 ? "_int4_group_mm" : "_int8pack_mm"), n));
     std::vector<NamedArgument> add_args;
     add_args.push_back(NamedArgument{"self", TensorRef{mm}, ArgKind::Positional});
     add_args.push_back(NamedArgument{"other", TensorRef{p.bias}, ArgKind::Positional});
-    LATHE_RETURN_IF_ERROR(rw.retarget(n, std::string(kAdd), std::move(add_args)));
+    LATHE_RETURN_IF_ERROR(rw.retarget(n, ops::aten::add_Tensor, std::move(add_args)));
   } else {
     LATHE_RETURN_IF_ERROR(rw.retarget(n, target, std::move(mm_args)));
   }

@@ -22,10 +22,6 @@ namespace lathe {
 class FuseWeightOnlyQuantizedLinear : public Pass {
  public:
   static constexpr std::string_view kName = "fuse_weight_only_quantized_linear";
-  static constexpr std::string_view kInt8Mm = "torch.ops.aten._weight_int8pack_mm.default";
-  // Lathe's groupwise op: (Tensor self, Tensor mat2, Tensor scales, int group_size) -> Tensor,
-  // self [..., K] like linear's input; see runtime/kernels/quantized_linear.h.
-  static constexpr std::string_view kInt4GroupMm = "torch.ops.lathe.weight_int4_group_mm.default";
 
   std::string_view name() const override { return kName; }
   std::string_view description() const override {

@@ -53,6 +53,30 @@ inline PassRun expect_unchanged(ExportedProgram& ep, std::unique_ptr<Pass> pass)
   return r;
 }
 
+// A program a pass must leave alone: what it is, the options its builder
+// takes, and the one explain line the pass must write about it.
+template <typename Options>
+struct Refusal {
+  const char* what;
+  Options options;
+  const char* kept;
+};
+
+// For each case, builds a program with `build(b, options)` and expects
+// `make_pass()` to leave it unchanged with exactly the case's explain line.
+template <typename Options, typename Build, typename MakePass>
+void expect_refusals(const std::vector<Refusal<Options>>& cases, Build build, MakePass make_pass) {
+  for (const Refusal<Options>& c : cases) {
+    SCOPED_TRACE(c.what);
+    ExportedProgram ep;
+    GraphBuilder b(ep);
+    build(b, c.options);
+    PassRun r = expect_unchanged(ep, make_pass());
+    ASSERT_EQ(r.kept.size(), 1u);
+    EXPECT_EQ(r.kept[0], c.kept);
+  }
+}
+
 // Op histogram by base name ("addmm": 2).
 inline std::map<std::string, int> op_histogram(const Graph& g) {
   std::map<std::string, int> ops;

@@ -3,75 +3,40 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "lathe/ir/literal_args.h"
 #include "lathe/ir/printer.h"
 
 namespace lathe::quant_match {
 
 namespace {
 
-constexpr std::string_view kAssertMeta = "torch.ops.aten._assert_tensor_metadata.default";
-
 // Ops that only reshape or retype a value: what stands between a stored
 // scale and the matmul that reads it.
-bool is_shape_op(std::string_view t) {
-  static const std::unordered_set<std::string_view> ops = {
-      "torch.ops.aten.flatten.using_ints", "torch.ops.aten.view.default",     "torch.ops.aten.reshape.default",
-      "torch.ops.aten.to.dtype",           "torch.ops.aten._to_copy.default", "torch.ops.aten.squeeze.dim",
-      "torch.ops.aten.squeeze.dims",       "torch.ops.aten.squeeze.default",  "torch.ops.aten.unsqueeze.default",
-      "torch.ops.aten.clone.default",      "torch.ops.aten.contiguous.default"};
-  return ops.count(t) != 0;
+bool is_shape_op(OpTarget t) {
+  using namespace ops::aten;
+  return t == flatten_using_ints || t == view || t == reshape || t == to_dtype || t == _to_copy || t == squeeze_dim ||
+         t == squeeze_dims || t == squeeze || t == unsqueeze || t == clone || t == contiguous;
 }
 
 }  // namespace
 
 std::string quoted(const Value* v) { return "'" + v->name() + "'"; }
 
-bool is_metadata_check(const Node* n) { return n && n->target() == kAssertMeta; }
+bool is_metadata_check(const Node* n) { return n && n->op_target() == ops::aten::_assert_tensor_metadata; }
 
-Value* tensor_arg(const Node* n, std::string_view name) {
-  const Argument* a = n->input(name);
-  if (!a) return nullptr;
-  if (Value* v = a->tensor()) return v;
-  if (auto* o = a->get_if<OptionalTensor>()) return o->value;
-  return nullptr;
-}
+Value* tensor_arg(const Node* n, std::string_view name) { return tensor_input(*n, name); }
 
-std::optional<int64_t> int_arg(const Node* n, std::string_view name) {
-  const Argument* a = n->input(name);
-  if (!a) return std::nullopt;
-  if (auto* i = a->get_if<int64_t>()) return *i;
-  if (auto* s = a->get_if<SymIntArg>(); s && !s->is_value()) return s->literal();
-  return std::nullopt;
-}
+std::optional<int64_t> int_arg(const Node* n, std::string_view name) { return int_literal(n->input(name)); }
 
 std::optional<std::vector<int64_t>> int_list_arg(const Node* n, std::string_view name) {
-  const Argument* a = n->input(name);
-  if (!a) return std::nullopt;
-  if (auto* l = a->get_if<IntList>()) return l->items;
-  if (auto* s = a->get_if<SymIntList>()) {
-    std::vector<int64_t> out;
-    for (const SymIntArg& i : s->items) {
-      if (i.is_value()) return std::nullopt;
-      out.push_back(i.literal());
-    }
-    return out;
-  }
-  return std::nullopt;
+  return int_list_literal(n->input(name));
 }
 
-std::optional<double> float_arg(const Node* n, std::string_view name) {
-  const Argument* a = n->input(name);
-  if (!a) return std::nullopt;
-  if (auto* d = a->get_if<double>()) return *d;
-  if (auto* s = a->get_if<SymFloatArg>(); s && !s->is_value()) return s->literal();
-  return std::nullopt;
-}
+std::optional<double> float_arg(const Node* n, std::string_view name) { return float_literal(n->input(name)); }
 
 std::optional<std::string> string_arg(const Node* n, std::string_view name) {
-  const Argument* a = n->input(name);
-  if (!a) return std::nullopt;
-  if (auto* s = a->get_if<std::string>()) return *s;
-  return std::nullopt;
+  const std::string* s = literal_string(*n, name);
+  return s ? std::optional<std::string>(*s) : std::nullopt;
 }
 
 std::optional<DType> dtype_arg(const Node* n, std::string_view name, std::optional<DType> absent) {
@@ -99,20 +64,20 @@ std::optional<DType> dtype_of(const Value* v) {
   return v->meta()->dtype;
 }
 
-Node* producer_if(const Value* v, std::string_view target) {
+Node* producer_if(const Value* v, OpTarget target) {
   if (!v || v->is_placeholder() || !v->producer()) return nullptr;
   Node* p = v->producer();
-  return p->target() == target ? p : nullptr;
+  return p->op_target() == target ? p : nullptr;
 }
 
 Node* cast_of(const Value* v) {
-  Node* p = producer_if(v, "torch.ops.aten.to.dtype");
-  return p ? p : producer_if(v, "torch.ops.aten._to_copy.default");
+  Node* p = producer_if(v, ops::aten::to_dtype);
+  return p ? p : producer_if(v, ops::aten::_to_copy);
 }
 
 Value* transposed(const Value* v) {
-  if (Node* t = producer_if(v, "torch.ops.aten.t.default")) return tensor_arg(t, "self");
-  if (Node* p = producer_if(v, "torch.ops.aten.permute.default")) {
+  if (Node* t = producer_if(v, ops::aten::t)) return tensor_arg(t, "self");
+  if (Node* p = producer_if(v, ops::aten::permute)) {
     if (int_list_arg(p, "dims") == std::vector<int64_t>{1, 0}) return tensor_arg(p, "self");
   }
   return nullptr;
@@ -139,7 +104,7 @@ bool from_constants(const Constness& k, const Value* v) {
   for (int depth = 0; v && depth < 16; ++depth) {
     if (v->is_placeholder()) return k.is_compile_time_constant(v);
     const Node* p = v->producer();
-    if (!p || !is_shape_op(p->target())) return false;
+    if (!p || !is_shape_op(p->op_target())) return false;
     v = tensor_arg(p, "self");
   }
   return false;

@@ -15,6 +15,7 @@
 
 #include "lathe/analysis/constness.h"
 #include "lathe/ir/exported_program.h"
+#include "lathe/ir/op_catalogue.h"
 #include "lathe/ir/rewriter.h"
 #include "lathe/passes/pass.h"
 
@@ -39,7 +40,7 @@ size_t rank(const Value* v);
 std::optional<DType> dtype_of(const Value* v);
 
 // The node that defines v, if it is a call to `target` (nullptr otherwise).
-Node* producer_if(const Value* v, std::string_view target);
+Node* producer_if(const Value* v, OpTarget target);
 
 // The cast that makes v (aten.to.dtype, or aten._to_copy in a decomposed
 // program), or nullptr.
@@ -78,6 +79,20 @@ std::optional<int64_t> first_nonzero(const Tensor& t, int64_t* value);
 std::string check_zero_points(const ExportedProgram& ep, const Constness& k, const Value* zeros,
                               const std::string& op);
 
+// The candidate a mul is: `structure(a, b)` on its two operands, tried in
+// both orders; a plan found is checked (`check(k, mul, plan)` says why it is
+// refused, or "").
+template <typename Plan, typename Structure, typename Check>
+std::optional<Plan> match_either_order(const Constness& k, Node* mul, Structure structure, Check check) {
+  Value* a = tensor_arg(mul, "self");
+  Value* b = tensor_arg(mul, "other");
+  if (!a || !b) return std::nullopt;
+  std::optional<Plan> p = structure(a, b);
+  if (!p) p = structure(b, a);
+  if (p) p->refused = check(k, mul, *p);
+  return p;
+}
+
 // The driver of a fusion whose pattern ends in an aten.mul.Tensor (the
 // scale): for every mul of the graph, in order, `match(k, mul)` gives
 // nullopt (not a candidate) or a plan (fields q, the weight; chain, the
@@ -92,7 +107,7 @@ Result<bool> fuse_at_muls(ExportedProgram& program, PassContext& ctx, std::strin
   Rewriter rw(program);
   std::vector<Node*> muls;
   for (Node* n : rw.graph().nodes()) {
-    if (n->target() == "torch.ops.aten.mul.Tensor") muls.push_back(n);
+    if (n->op_target() == ops::aten::mul_Tensor) muls.push_back(n);
   }
   std::unordered_set<const Node*> erased;
   bool changed = false;

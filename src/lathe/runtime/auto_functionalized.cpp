@@ -3,6 +3,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "lathe/ir/literal_args.h"
 #include "lathe/ir/op_catalogue.h"
 #include "lathe/runtime/graph_plan.h"
 #include "lathe/runtime/kernel_call.h"
@@ -11,7 +12,6 @@
 namespace lathe {
 
 namespace {
-
 
 // How a mutated argument views its base (read_view_information_from_args
 // in torch/_higher_order_ops/auto_functionalize.py).
@@ -28,34 +28,6 @@ struct MutatedArg {
   std::optional<ViewInfo> view;  // nullopt: the argument is None
 };
 
-const Argument* find_arg(const Node& n, const std::string& name) {
-  for (const NamedArgument& a : n.inputs()) {
-    if (a.name == name) return &a.arg;
-  }
-  return nullptr;
-}
-
-std::optional<int64_t> int_of(const Argument* a) {
-  if (!a) return std::nullopt;
-  if (auto* i = a->get_if<int64_t>()) return *i;
-  if (auto* s = a->get_if<SymIntArg>(); s && !s->is_value()) return s->literal();
-  return std::nullopt;
-}
-
-std::optional<std::vector<int64_t>> ints_of(const Argument* a) {
-  if (!a) return std::nullopt;
-  if (auto* l = a->get_if<IntList>()) return l->items;
-  if (auto* s = a->get_if<SymIntList>()) {
-    std::vector<int64_t> out;
-    for (const SymIntArg& x : s->items) {
-      if (x.is_value()) return std::nullopt;
-      out.push_back(x.literal());
-    }
-    return out;
-  }
-  return std::nullopt;
-}
-
 // The auxiliary names that describe mutated argument `m`.
 std::vector<std::string> aux_names(const std::string& m) {
   std::vector<std::string> out;
@@ -67,25 +39,25 @@ std::vector<std::string> aux_names(const std::string& m) {
 
 Result<MutatedArg> read_mutated(const Node& n, const std::string& m, size_t bases) {
   MutatedArg out{m, std::nullopt};
-  const Argument* index = find_arg(n, "_" + m + "_base_index");
+  const Argument* index = n.input("_" + m + "_base_index");
   if (index->is_none()) return out;
-  auto b = int_of(index);
+  auto b = int_literal(index);
   if (!b || *b < 0 || static_cast<size_t>(*b) >= bases) return make_error("'_" + m + "_base_index' is not a base index");
   ViewInfo v;
   v.base = static_cast<size_t>(*b);
-  if (find_arg(n, "_" + m + "_storage_offset")) {
-    auto sizes = ints_of(find_arg(n, "_" + m + "_size"));
-    auto strides = ints_of(find_arg(n, "_" + m + "_stride"));
-    auto offset = int_of(find_arg(n, "_" + m + "_storage_offset"));
+  if (n.input("_" + m + "_storage_offset")) {
+    auto sizes = int_list_literal(n.input("_" + m + "_size"));
+    auto strides = int_list_literal(n.input("_" + m + "_stride"));
+    auto offset = int_literal(n.input("_" + m + "_storage_offset"));
     if (!sizes || !strides || !offset || sizes->size() != strides->size()) {
       return make_error("argument '" + m + "' is a view with symbolic or malformed size/stride/offset");
     }
     v.kind = ViewInfo::Kind::AsStrided;
     v.sizes = *sizes, v.strides = *strides, v.storage_offset = *offset;
-  } else if (find_arg(n, "_" + m + "_slice_dim")) {
-    auto dim = int_of(find_arg(n, "_" + m + "_slice_dim"));
-    auto start = int_of(find_arg(n, "_" + m + "_slice_start"));
-    auto end = int_of(find_arg(n, "_" + m + "_slice_end"));
+  } else if (n.input("_" + m + "_slice_dim")) {
+    auto dim = int_literal(n.input("_" + m + "_slice_dim"));
+    auto start = int_literal(n.input("_" + m + "_slice_start"));
+    auto end = int_literal(n.input("_" + m + "_slice_end"));
     if (!dim || !start || !end) return make_error("argument '" + m + "' is a slice with symbolic bounds");
     v.kind = ViewInfo::Kind::Slice;
     v.dim = *dim, v.start = *start, v.end = *end;

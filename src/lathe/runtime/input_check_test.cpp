@@ -51,59 +51,37 @@ TEST(InputCheck, MlpRunsAtBothEndsOfItsBatchRange) {
   }
 }
 
-TEST(InputCheck, MlpBatchAboveRange_NEG) {
-  Loaded l = load("mlp");
-  const std::string msg = run_error(*l.ex, {zeros({65, 64})});
-  EXPECT_NE(msg.find("input 'x' dim 0 is 65, outside"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("range [1, 64]"), std::string::npos) << msg;
-}
-
-TEST(InputCheck, MlpBatchBelowRange_NEG) {
-  Loaded l = load("mlp");
-  const std::string msg = run_error(*l.ex, {zeros({0, 64})});
-  EXPECT_NE(msg.find("input 'x' dim 0 is 0, outside"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("range [1, 64]"), std::string::npos) << msg;
-}
-
-// transformer_encoder: batch [1, 16], seq [2, 128] (a second symbol).
-TEST(InputCheck, EncoderSequenceBelowRange_NEG) {
-  Loaded l = load("transformer_encoder");
-  const std::string msg = run_error(*l.ex, {zeros({2, 1, 64})});
-  EXPECT_NE(msg.find("input 'x' dim 1 is 1, outside"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("range [2, 128]"), std::string::npos) << msg;
-}
-
-TEST(InputCheck, DecoderPrefillLongerThanRange_NEG) {
-  Loaded l = load("decoder_lm", "prefill");
-  const std::string msg = run_error(*l.ex, {zeros({1, 33}, DType::Int64)});
-  EXPECT_NE(msg.find("input 'tokens' dim 1 is 33, outside"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("range [2, 32]"), std::string::npos) << msg;
-}
-
-TEST(InputCheck, StaticDimMismatch_NEG) {
-  Loaded l = load("mlp");
-  const std::string msg = run_error(*l.ex, {zeros({2, 63})});
-  EXPECT_NE(msg.find("input 0 'x': expected float32 [s"), std::string::npos) << msg;
-  EXPECT_NE(msg.find(", 64], got float32 [2, 63]"), std::string::npos) << msg;
-}
-
-TEST(InputCheck, WrongRank_NEG) {
-  Loaded l = load("mlp");
-  const std::string msg = run_error(*l.ex, {zeros({2, 64, 1})});
-  EXPECT_NE(msg.find("got float32 [2, 64, 1]"), std::string::npos) << msg;
-}
-
-TEST(InputCheck, WrongDtype_NEG) {
-  Loaded l = load("mlp");
-  const std::string msg = run_error(*l.ex, {zeros({2, 64}, DType::Float64)});
-  EXPECT_NE(msg.find("expected float32"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("got float64 [2, 64]"), std::string::npos) << msg;
-}
-
-TEST(InputCheck, WrongInputCount_NEG) {
-  Loaded l = load("mlp");
-  const std::string msg = run_error(*l.ex, {});
-  EXPECT_NE(msg.find("expected 1 user input(s) (x), got 0"), std::string::npos) << msg;
+// Inputs each fixture's signature refuses, and what the refusal must say.
+// mlp's batch is in [1, 64]; transformer_encoder's batch in [1, 16] and its
+// sequence (a second symbol) in [2, 128]; decoder_lm's prefill takes [2, 32]
+// tokens.
+TEST(InputCheck, RefusalsNameTheInputDimAndRange_NEG) {
+  struct Case {
+    const char* what;
+    const char* fixture;
+    const char* method;
+    std::vector<Tensor> inputs;
+    std::vector<std::string> says;
+  };
+  const std::vector<Case> cases = {
+      {"mlp batch above its range", "mlp", "model", {zeros({65, 64})}, {"input 'x' dim 0 is 65, outside", "range [1, 64]"}},
+      {"mlp batch below its range", "mlp", "model", {zeros({0, 64})}, {"input 'x' dim 0 is 0, outside", "range [1, 64]"}},
+      {"encoder sequence below its range", "transformer_encoder", "model", {zeros({2, 1, 64})},
+       {"input 'x' dim 1 is 1, outside", "range [2, 128]"}},
+      {"decoder prefill longer than its range", "decoder_lm", "prefill", {zeros({1, 33}, DType::Int64)},
+       {"input 'tokens' dim 1 is 33, outside", "range [2, 32]"}},
+      {"a static dim that differs", "mlp", "model", {zeros({2, 63})},
+       {"input 0 'x': expected float32 [s", ", 64], got float32 [2, 63]"}},
+      {"a wrong rank", "mlp", "model", {zeros({2, 64, 1})}, {"got float32 [2, 64, 1]"}},
+      {"a wrong dtype", "mlp", "model", {zeros({2, 64}, DType::Float64)}, {"expected float32", "got float64 [2, 64]"}},
+      {"a wrong input count", "mlp", "model", {}, {"expected 1 user input(s) (x), got 0"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    Loaded l = load(c.fixture, c.method);
+    const std::string msg = run_error(*l.ex, c.inputs);
+    for (const std::string& s : c.says) EXPECT_NE(msg.find(s), std::string::npos) << msg;
+  }
 }
 
 // x: [s0, 3], y: [s0, 3], out = x + y; s0 in [2, 8].

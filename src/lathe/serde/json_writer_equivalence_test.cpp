@@ -104,10 +104,6 @@ std::string dump(const Json& j) {
 using json::Json;
 using json::union_json;
 
-
-using json::Json;
-using json::union_json;
-
 // One encoding pass for one minor. The minor has been checked to express
 // everything the program uses, so the encoder only leaves out the fields the
 // minor does not have.
@@ -119,6 +115,14 @@ Json name_json(const Value* v) {
   Json j = Json::object();
   j["name"] = v ? v->name() : std::string();
   return j;
+}
+
+// [each(item) for item in items]
+template <typename Items, typename Each>
+static Json array_json(const Items& items, Each each) {
+  Json arr = Json::array();
+  for (const auto& item : items) arr.push_back(each(item));
+  return arr;
 }
 
 template <typename Literal>
@@ -139,16 +143,14 @@ Json argument_json(const Argument& a) {
           // writes a token as a tensor (f32[0]) that its spec calls a token.
           return union_json("as_tensor", name_json(x.value));
         } else if constexpr (std::is_same_v<T, TensorList>) {
-          Json arr = Json::array();
-          for (Value* v : x.items) arr.push_back(name_json(v));
-          return union_json("as_tensors", std::move(arr));
+          return union_json("as_tensors", array_json(x.items, [&](Value* v) { return name_json(v); }));
         } else if constexpr (std::is_same_v<T, OptionalTensor>) {
           return union_json("as_optional_tensor",
                             x.value ? union_json("as_tensor", name_json(x.value)) : union_json("as_none", none_json()));
         } else if constexpr (std::is_same_v<T, OptionalTensorList>) {
-          Json arr = Json::array();
-          for (Value* v : x.items) arr.push_back(v ? union_json("as_tensor", name_json(v)) : union_json("as_none", none_json()));
-          return union_json("as_optional_tensors", std::move(arr));
+          return union_json("as_optional_tensors", array_json(x.items, [&](Value* v) {
+                              return v ? union_json("as_tensor", name_json(v)) : union_json("as_none", none_json());
+                            }));
         } else if constexpr (std::is_same_v<T, int64_t>) {
           return union_json("as_int", x);
         } else if constexpr (std::is_same_v<T, IntList>) {
@@ -156,9 +158,7 @@ Json argument_json(const Argument& a) {
         } else if constexpr (std::is_same_v<T, double>) {
           return union_json("as_float", json::float_json(x));
         } else if constexpr (std::is_same_v<T, FloatList>) {
-          Json arr = Json::array();
-          for (double d : x.items) arr.push_back(json::float_json(d));
-          return union_json("as_floats", std::move(arr));
+          return union_json("as_floats", array_json(x.items, [](double d) { return json::float_json(d); }));
         } else if constexpr (std::is_same_v<T, std::string>) {
           return union_json("as_string", x);
         } else if constexpr (std::is_same_v<T, StringList>) {
@@ -166,27 +166,19 @@ Json argument_json(const Argument& a) {
         } else if constexpr (std::is_same_v<T, bool>) {
           return union_json("as_bool", x);
         } else if constexpr (std::is_same_v<T, BoolList>) {
-          Json arr = Json::array();
-          for (bool b : x.items) arr.push_back(b);
-          return union_json("as_bools", std::move(arr));
+          return union_json("as_bools", array_json(x.items, [](bool b) { return Json(b); }));
         } else if constexpr (std::is_same_v<T, SymIntArg>) {
           return union_json("as_sym_int", sym_arg_json(x, "as_int"));
         } else if constexpr (std::is_same_v<T, SymIntList>) {
-          Json arr = Json::array();
-          for (const auto& s : x.items) arr.push_back(sym_arg_json(s, "as_int"));
-          return union_json("as_sym_ints", std::move(arr));
+          return union_json("as_sym_ints", array_json(x.items, [](const auto& s) { return sym_arg_json(s, "as_int"); }));
         } else if constexpr (std::is_same_v<T, SymFloatArg>) {
           return union_json("as_sym_float", sym_arg_json(x, "as_float"));
         } else if constexpr (std::is_same_v<T, SymFloatList>) {
-          Json arr = Json::array();
-          for (const auto& s : x.items) arr.push_back(sym_arg_json(s, "as_float"));
-          return union_json("as_sym_floats", std::move(arr));
+          return union_json("as_sym_floats", array_json(x.items, [](const auto& s) { return sym_arg_json(s, "as_float"); }));
         } else if constexpr (std::is_same_v<T, SymBoolArg>) {
           return union_json("as_sym_bool", sym_arg_json(x, "as_bool"));
         } else if constexpr (std::is_same_v<T, SymBoolList>) {
-          Json arr = Json::array();
-          for (const auto& s : x.items) arr.push_back(sym_arg_json(s, "as_bool"));
-          return union_json("as_sym_bools", std::move(arr));
+          return union_json("as_sym_bools", array_json(x.items, [](const auto& s) { return sym_arg_json(s, "as_bool"); }));
         } else if constexpr (std::is_same_v<T, ScalarTypeArg>) {
           return union_json("as_scalar_type", static_cast<int64_t>(x.dtype));
         } else if constexpr (std::is_same_v<T, MemoryFormatArg>) {
@@ -195,49 +187,50 @@ Json argument_json(const Argument& a) {
           return union_json("as_layout", x.layout);
         } else if constexpr (std::is_same_v<T, DeviceArg>) {
           return union_json("as_device", json::device_json(x.device));
-        } else if constexpr (std::is_same_v<T, GraphArg>) {
-          Json j = Json::object();
-          j["name"] = x.name;
-          j["graph"] = graph_json(*x.graph);
-          return union_json("as_graph", std::move(j));
-        } else if constexpr (std::is_same_v<T, CustomObjRef>) {
-          Json j = Json::object();
-          j["name"] = x.value->name();
-          j["class_fqn"] = x.value->class_fqn();
-          return union_json("as_custom_obj", std::move(j));
-        } else if constexpr (std::is_same_v<T, OperatorArg>) {
-          return union_json("as_operator", x.name);
-        } else if constexpr (std::is_same_v<T, ComplexArg>) {
-          Json j = Json::object();
-          j["real"] = json::float_json(x.real);
-          j["imag"] = json::float_json(x.imag);
-          return union_json("as_complex", std::move(j));
-        } else if constexpr (std::is_same_v<T, NestedTensorList>) {
-          Json arr = Json::array();
-          for (const auto& list : x.items) {
-            Json inner = Json::array();
-            for (Value* v : list) inner.push_back(name_json(v));
-            arr.push_back(std::move(inner));
-          }
-          return union_json("as_nested_tensors", std::move(arr));
-        } else if constexpr (std::is_same_v<T, IntLists>) {
-          return union_json("as_int_lists", x.items);
-        } else if constexpr (std::is_same_v<T, FloatLists>) {
-          Json arr = Json::array();
-          for (const auto& list : x.items) {
-            Json inner = Json::array();
-            for (double d : list) inner.push_back(json::float_json(d));
-            arr.push_back(std::move(inner));
-          }
-          return union_json("as_float_lists", std::move(arr));
         } else {
-          static_assert(std::is_same_v<T, StringToArgument>);
-          Json j = Json::object();
-          for (const auto& [k, sub] : x.items) j[k] = argument_json(sub);
-          return union_json("as_string_to_argument", std::move(j));
+          return compound_json(x);
         }
       },
       a.v);
+}
+
+// The Argument kinds with structure of their own: subgraphs, objects,
+// operators, complex numbers, nested lists, string-keyed maps.
+template <typename T>
+Json compound_json(const T& x) {
+  if constexpr (std::is_same_v<T, GraphArg>) {
+    Json j = Json::object();
+    j["name"] = x.name;
+    j["graph"] = graph_json(*x.graph);
+    return union_json("as_graph", std::move(j));
+  } else if constexpr (std::is_same_v<T, CustomObjRef>) {
+    Json j = Json::object();
+    j["name"] = x.value->name();
+    j["class_fqn"] = x.value->class_fqn();
+    return union_json("as_custom_obj", std::move(j));
+  } else if constexpr (std::is_same_v<T, OperatorArg>) {
+    return union_json("as_operator", x.name);
+  } else if constexpr (std::is_same_v<T, ComplexArg>) {
+    Json j = Json::object();
+    j["real"] = json::float_json(x.real);
+    j["imag"] = json::float_json(x.imag);
+    return union_json("as_complex", std::move(j));
+  } else if constexpr (std::is_same_v<T, NestedTensorList>) {
+    return union_json("as_nested_tensors", array_json(x.items, [&](const std::vector<Value*>& list) {
+                        return array_json(list, [&](Value* v) { return name_json(v); });
+                      }));
+  } else if constexpr (std::is_same_v<T, IntLists>) {
+    return union_json("as_int_lists", x.items);
+  } else if constexpr (std::is_same_v<T, FloatLists>) {
+    return union_json("as_float_lists", array_json(x.items, [](const std::vector<double>& list) {
+                        return array_json(list, [](double d) { return json::float_json(d); });
+                      }));
+  } else {
+    static_assert(std::is_same_v<T, StringToArgument>);
+    Json j = Json::object();
+    for (const auto& [k, sub] : x.items) j[k] = argument_json(sub);
+    return union_json("as_string_to_argument", std::move(j));
+  }
 }
 
 // What torch.export gives an effect token: an empty float tensor.

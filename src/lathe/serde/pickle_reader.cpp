@@ -188,6 +188,10 @@ class Unpickler {
   }
 
   Status step();
+  Status literal();
+  Status container();
+  Status memo();
+  Status global_op();
   Status global(std::string module, std::string name);  // copies: callers pass texts_ entries
   Status reduce();
   Status rebuild_tensor(const std::vector<uint32_t>& args);
@@ -215,7 +219,31 @@ class Unpickler {
   size_t copied_ = 0;  // ints copied by int_tuple()
 };
 
+// One opcode (op_, its argument bytes next in the input), by family.
 Status Unpickler::step() {
+  switch (op_) {
+    case PROTO: case FRAME: case NONE: case NEWTRUE: case NEWFALSE: case BININT1: case BININT2: case BININT:
+    case LONG1: case BINFLOAT: case SHORT_BINUNICODE: case BINUNICODE: case BINUNICODE8: case SHORT_BINBYTES:
+    case BINBYTES: case BINBYTES8:
+      return literal();
+    case EMPTY_TUPLE: case TUPLE1: case TUPLE2: case TUPLE3: case TUPLE: case EMPTY_LIST: case EMPTY_DICT: case MARK:
+    case APPEND: case APPENDS: case SETITEM: case SETITEMS:
+      return container();
+    case BINPUT: case LONG_BINPUT: case MEMOIZE: case BINGET: case LONG_BINGET: return memo();
+    case GLOBAL: case STACK_GLOBAL: return global_op();
+    case REDUCE: return reduce();
+    case BINPERSID: return persistent_id();
+    default: {
+      const char* name = pickle_op::name(op_);
+      if (!name) return fail("unknown opcode");
+      return fail("not supported in torch.save pickles");
+    }
+  }
+}
+
+// Protocol and framing, and the opcodes that push a literal: None, bools,
+// ints, floats, strings, bytes.
+Status Unpickler::literal() {
   switch (op_) {
     case PROTO: {
       LATHE_ASSIGN_OR_RETURN(uint64_t v, uint_le(1));
@@ -263,6 +291,13 @@ Status Unpickler::step() {
       LATHE_ASSIGN_OR_RETURN(std::string s, counted(op_ == SHORT_BINBYTES ? 1 : op_ == BINBYTES ? 4 : 8));
       return push_text(NK::Bytes, std::move(s));
     }
+    default: return fail("unexpected opcode");
+  }
+}
+
+// Tuples, lists, dicts and MARK, and the opcodes that fill them.
+Status Unpickler::container() {
+  switch (op_) {
     case EMPTY_TUPLE: return push_tuple({});
     case TUPLE1: return tuple_n(1);
     case TUPLE2: return tuple_n(2);
@@ -301,6 +336,13 @@ Status Unpickler::step() {
       LATHE_ASSIGN_OR_RETURN(uint32_t dict, top());
       return append_to(dict, items, NK::Dict, "dict");
     }
+    default: return fail("unexpected opcode");
+  }
+}
+
+// The memo: PUT (BINPUT, LONG_BINPUT, MEMOIZE) and GET.
+Status Unpickler::memo() {
+  switch (op_) {
     case BINPUT: case LONG_BINPUT: case MEMOIZE: {
       uint64_t index = memo_.size();
       if (op_ != MEMOIZE) {
@@ -319,6 +361,13 @@ Status Unpickler::step() {
       if (it == memo_.end()) return fail("memo index " + std::to_string(index) + " was never stored");
       return push_id(it->second);
     }
+    default: return fail("unexpected opcode");
+  }
+}
+
+// A module attribute, named inline (GLOBAL) or by two strings on the stack.
+Status Unpickler::global_op() {
+  switch (op_) {
     case GLOBAL: {
       LATHE_ASSIGN_OR_RETURN(std::string module, line());
       LATHE_ASSIGN_OR_RETURN(std::string name, line());
@@ -332,13 +381,7 @@ Status Unpickler::step() {
       }
       return global(text(module), text(name));
     }
-    case REDUCE: return reduce();
-    case BINPERSID: return persistent_id();
-    default: {
-      const char* name = pickle_op::name(op_);
-      if (!name) return fail("unknown opcode");
-      return fail("not supported in torch.save pickles");
-    }
+    default: return fail("unexpected opcode");
   }
 }
 

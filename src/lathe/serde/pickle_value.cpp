@@ -6,74 +6,50 @@ namespace lathe {
 
 PickleValue::PickleValue() = default;
 
-PickleValue PickleValue::of_bool(bool b) {
+namespace {
+
+// A value of `kind` whose payload `set` fills in.
+template <typename Set>
+PickleValue make(PickleValue::Kind kind, Set set) {
   PickleValue v;
-  v.kind = Kind::Bool;
-  v.boolean = b;
+  v.kind = kind;
+  set(v);
   return v;
 }
-PickleValue PickleValue::of_int(int64_t i) {
-  PickleValue v;
-  v.kind = Kind::Int;
-  v.integer = i;
-  return v;
-}
-PickleValue PickleValue::of_double(double d) {
-  PickleValue v;
-  v.kind = Kind::Float;
-  v.real = d;
-  return v;
-}
+
+}  // namespace
+
+PickleValue PickleValue::of_bool(bool b) { return make(Kind::Bool, [&](PickleValue& v) { v.boolean = b; }); }
+PickleValue PickleValue::of_int(int64_t i) { return make(Kind::Int, [&](PickleValue& v) { v.integer = i; }); }
+PickleValue PickleValue::of_double(double d) { return make(Kind::Float, [&](PickleValue& v) { v.real = d; }); }
 PickleValue PickleValue::of_string(std::string s) {
-  PickleValue v;
-  v.kind = Kind::String;
-  v.text = std::move(s);
-  return v;
+  return make(Kind::String, [&](PickleValue& v) { v.text = std::move(s); });
 }
 PickleValue PickleValue::of_bytes(std::string raw) {
-  PickleValue v;
-  v.kind = Kind::Bytes;
-  v.text = std::move(raw);
-  return v;
+  return make(Kind::Bytes, [&](PickleValue& v) { v.text = std::move(raw); });
 }
 PickleValue PickleValue::of_tensor(Tensor t, bool is_parameter) {
-  PickleValue v;
-  v.kind = Kind::Tensor;
-  v.tensor = std::move(t);
-  v.is_parameter = is_parameter;
-  return v;
+  return make(Kind::Tensor, [&](PickleValue& v) {
+    v.tensor = std::move(t);
+    v.is_parameter = is_parameter;
+  });
 }
 PickleValue PickleValue::of_list(Items items) {
-  PickleValue v;
-  v.kind = Kind::List;
-  v.items = std::move(items);
-  return v;
+  return make(Kind::List, [&](PickleValue& v) { v.items = std::move(items); });
 }
 PickleValue PickleValue::of_tuple(Items items) {
-  PickleValue v;
-  v.kind = Kind::Tuple;
-  v.items = std::move(items);
-  return v;
+  return make(Kind::Tuple, [&](PickleValue& v) { v.items = std::move(items); });
 }
 PickleValue PickleValue::of_dict(Entries entries, bool ordered) {
-  PickleValue v;
-  v.kind = Kind::Dict;
-  v.entries = std::move(entries);
-  v.ordered = ordered;
-  return v;
+  return make(Kind::Dict, [&](PickleValue& v) {
+    v.entries = std::move(entries);
+    v.ordered = ordered;
+  });
 }
 PickleValue PickleValue::of_device(std::string device) {
-  PickleValue v;
-  v.kind = Kind::Device;
-  v.text = std::move(device);
-  return v;
+  return make(Kind::Device, [&](PickleValue& v) { v.text = std::move(device); });
 }
-PickleValue PickleValue::of_dtype(DType dtype) {
-  PickleValue v;
-  v.kind = Kind::DType;
-  v.dtype = dtype;
-  return v;
-}
+PickleValue PickleValue::of_dtype(DType dtype) { return make(Kind::DType, [&](PickleValue& v) { v.dtype = dtype; }); }
 
 const PickleValue* PickleValue::get(std::string_view key) const {
   if (kind != Kind::Dict) return nullptr;

@@ -88,107 +88,62 @@ TEST_F(Pt2Malformed, NotAZipAtAll) {
   EXPECT_NE(err.find(path_), std::string::npos) << err;
 }
 
-TEST_F(Pt2Malformed, BadJson) {
-  rewrite(path_, {{"models/model.json", [](const std::string& t) { return t.substr(0, t.size() / 2); }}});
-  std::string err = load_error(path_);
-  EXPECT_NE(err.find("models/model.json"), std::string::npos) << err;
-  EXPECT_NE(err.find("invalid JSON"), std::string::npos) << err;
-}
-
-TEST_F(Pt2Malformed, UnknownUnionKey) {
-  rewrite(path_, {{"models/model.json",
-                   [](const std::string& t) { return replace_once(t, "{\"name\":\"mat1\",\"arg\":{\"as_tensor\"", "{\"name\":\"mat1\",\"arg\":{\"as_mystery\""); }}});
-  std::string err = load_error(path_);
-  EXPECT_NE(err.find("models/model.json: $.graph_module.graph.nodes["), std::string::npos) << err;
-  EXPECT_NE(err.find("unknown Argument member 'as_mystery'"), std::string::npos) << err;
-}
-
-TEST_F(Pt2Malformed, UnknownSchemaMajorVersion) {
-  rewrite(path_, {{"models/model.json", [](const std::string& t) {
-                     return replace_once(t, "\"schema_version\":{\"major\":8", "\"schema_version\":{\"major\":9");
-                   }}});
-  std::string err = load_error(path_);
-  EXPECT_NE(err.find("$.schema_version: schema major version 9 is not supported"), std::string::npos) << err;
-}
-
-TEST_F(Pt2Malformed, UnknownArchiveVersion) {
-  rewrite(path_, {{"archive_version", [](const std::string&) { return std::string("7"); }}});
-  std::string err = load_error(path_);
-  EXPECT_NE(err.find("archive_version: is '7'"), std::string::npos) << err;
-}
-
-TEST_F(Pt2Malformed, WrongArchiveFormat) {
-  rewrite(path_, {{"archive_format", [](const std::string&) { return std::string("onnx"); }}});
-  std::string err = load_error(path_);
-  EXPECT_NE(err.find("archive_format: is 'onnx', expected 'pt2'"), std::string::npos) << err;
-}
-
-TEST_F(Pt2Malformed, MissingWeightsConfig) {
-  rewrite(path_, {{"data/weights/model_weights_config.json", [](const std::string&) { return std::nullopt; }}});
-  std::string err = load_error(path_);
-  EXPECT_NE(err.find("missing record 'data/weights/model_weights_config.json'"), std::string::npos) << err;
-}
-
-TEST_F(Pt2Malformed, MissingWeightRecord) {
-  rewrite(path_, {{"data/weights/weight_0", [](const std::string&) { return std::nullopt; }}});
-  std::string err = load_error(path_);
-  EXPECT_NE(err.find("missing record 'data/weights/weight_0'"), std::string::npos) << err;
-}
-
-TEST_F(Pt2Malformed, StorageOffsetPastEndOfRecord) {
-  rewrite(path_, {{"data/weights/model_weights_config.json", [](const std::string& t) {
-                     return replace_once(t, "\"storage_offset\":{\"as_int\":0}", "\"storage_offset\":{\"as_int\":1000}");
-                   }}});
-  std::string err = load_error(path_);
-  EXPECT_NE(err.find("data/weights/model_weights_config.json: $.config."), std::string::npos) << err;
-  EXPECT_NE(err.find("bytes but its storage has"), std::string::npos) << err;
-}
-
-TEST_F(Pt2Malformed, SizesLargerThanRecord) {
-  rewrite(path_, {{"data/weights/model_weights_config.json", [](const std::string& t) {
-                     return replace_once(t, "\"sizes\":[{\"as_int\":3},{\"as_int\":3}]",
-                                         "\"sizes\":[{\"as_int\":300},{\"as_int\":3}]");
-                   }}});
-  std::string err = load_error(path_);
-  EXPECT_NE(err.find("$.config.linear.weight"), std::string::npos) << err;
-  EXPECT_NE(err.find("needs"), std::string::npos) << err;
-}
-
-TEST_F(Pt2Malformed, RecordSizeNotMultipleOfDtype) {
-  rewrite(path_, {{"data/weights/weight_0", [](const std::string& t) { return t.substr(0, t.size() - 1); }}});
-  std::string err = load_error(path_);
-  EXPECT_NE(err.find("not a multiple of the float32 element size 4"), std::string::npos) << err;
-}
-
-TEST_F(Pt2Malformed, UnknownDtypeCode) {
-  rewrite(path_, {{"data/weights/model_weights_config.json",
-                   [](const std::string& t) { return replace_once(t, "\"dtype\":7", "\"dtype\":77"); }}});
-  std::string err = load_error(path_);
-  EXPECT_NE(err.find("unknown scalar type 77"), std::string::npos) << err;
-}
-
-TEST_F(Pt2Malformed, UndefinedValueReference) {
-  rewrite(path_, {{"models/model.json", [](const std::string& t) {
-                     return replace_once(t, "{\"name\":\"mat1\",\"arg\":{\"as_tensor\":{\"name\":\"arg\"}}",
-                                         "{\"name\":\"mat1\",\"arg\":{\"as_tensor\":{\"name\":\"ghost\"}}");
-                   }}});
-  std::string err = load_error(path_);
-  EXPECT_NE(err.find("references undefined value 'ghost'"), std::string::npos) << err;
-}
-
-TEST_F(Pt2Malformed, NoModels) {
-  rewrite(path_, {{"models/model.json", [](const std::string&) { return std::nullopt; }}});
-  std::string err = load_error(path_);
-  EXPECT_NE(err.find("no models/<name>.json record"), std::string::npos) << err;
-}
-
-TEST_F(Pt2Malformed, SignatureDisagreesWithGraph) {
-  rewrite(path_, {{"models/model.json", [](const std::string& t) {
-                     return replace_once(t, "\"parameter_name\":\"linear.weight\"}}",
-                                         "\"parameter_name\":\"linear.weight\"}},{\"user_input\":{\"arg\":{\"as_tensor\":{\"name\":\"arg\"}}}}");
-                   }}});
-  std::string err = load_error(path_);
-  EXPECT_NE(err.find("input_specs[1]: names 'arg' but graph input 1 is 'p_linear_bias'"), std::string::npos) << err;
+// One record of a good archive rewritten (or dropped): the error names the
+// record (and for JSON the path) and says what is wrong.
+TEST_F(Pt2Malformed, EachBrokenRecordIsNamed) {
+  const Edit drop = [](const std::string&) -> std::optional<std::string> { return std::nullopt; };
+  auto replacing = [](std::string from, std::string to) -> Edit {
+    return [from, to](const std::string& t) -> std::optional<std::string> { return replace_once(t, from, to); };
+  };
+  struct Case {
+    const char* what;
+    const char* record;
+    Edit edit;
+    std::vector<std::string> says;
+  };
+  const std::vector<Case> cases = {
+      {"bad JSON", "models/model.json", [](const std::string& t) -> std::optional<std::string> { return t.substr(0, t.size() / 2); },
+       {"models/model.json", "invalid JSON"}},
+      {"an unknown union key", "models/model.json",
+       replacing("{\"name\":\"mat1\",\"arg\":{\"as_tensor\"", "{\"name\":\"mat1\",\"arg\":{\"as_mystery\""),
+       {"models/model.json: $.graph_module.graph.nodes[", "unknown Argument member 'as_mystery'"}},
+      {"an unknown schema major version", "models/model.json",
+       replacing("\"schema_version\":{\"major\":8", "\"schema_version\":{\"major\":9"),
+       {"$.schema_version: schema major version 9 is not supported"}},
+      {"an unknown archive version", "archive_version", [](const std::string&) -> std::optional<std::string> { return "7"; },
+       {"archive_version: is '7'"}},
+      {"a wrong archive format", "archive_format", [](const std::string&) -> std::optional<std::string> { return "onnx"; },
+       {"archive_format: is 'onnx', expected 'pt2'"}},
+      {"no weights config", "data/weights/model_weights_config.json", drop,
+       {"missing record 'data/weights/model_weights_config.json'"}},
+      {"a missing weight record", "data/weights/weight_0", drop, {"missing record 'data/weights/weight_0'"}},
+      {"a storage offset past the end of the record", "data/weights/model_weights_config.json",
+       replacing("\"storage_offset\":{\"as_int\":0}", "\"storage_offset\":{\"as_int\":1000}"),
+       {"data/weights/model_weights_config.json: $.config.", "bytes but its storage has"}},
+      {"sizes larger than the record", "data/weights/model_weights_config.json",
+       replacing("\"sizes\":[{\"as_int\":3},{\"as_int\":3}]", "\"sizes\":[{\"as_int\":300},{\"as_int\":3}]"),
+       {"$.config.linear.weight", "needs"}},
+      {"a record size not a multiple of the dtype's", "data/weights/weight_0",
+       [](const std::string& t) -> std::optional<std::string> { return t.substr(0, t.size() - 1); },
+       {"not a multiple of the float32 element size 4"}},
+      {"an unknown dtype code", "data/weights/model_weights_config.json", replacing("\"dtype\":7", "\"dtype\":77"),
+       {"unknown scalar type 77"}},
+      {"a reference to an undefined value", "models/model.json",
+       replacing("{\"name\":\"mat1\",\"arg\":{\"as_tensor\":{\"name\":\"arg\"}}",
+                 "{\"name\":\"mat1\",\"arg\":{\"as_tensor\":{\"name\":\"ghost\"}}"),
+       {"references undefined value 'ghost'"}},
+      {"no models", "models/model.json", drop, {"no models/<name>.json record"}},
+      {"a signature that disagrees with the graph", "models/model.json",
+       replacing("\"parameter_name\":\"linear.weight\"}}",
+                 "\"parameter_name\":\"linear.weight\"}},{\"user_input\":{\"arg\":{\"as_tensor\":{\"name\":\"arg\"}}}}"),
+       {"input_specs[1]: names 'arg' but graph input 1 is 'p_linear_bias'"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    rewrite(path_, {{c.record, c.edit}});
+    const std::string err = load_error(path_);
+    for (const std::string& s : c.says) EXPECT_NE(err.find(s), std::string::npos) << err;
+  }
 }
 
 }  // namespace

@@ -198,30 +198,18 @@ TEST(TorchSaveReader, EveryTruncationAndBitFlipOfAFixtureIsHandled) {
   EXPECT_GT(read_fine, 1000u);
 }
 
-// The pre-2.4 archive: a flat zip whose serialized_state_dict.json is really
-// a torch.save zip. Expectations are what torch.load printed for it
-// (PyTorch 1.13): 24 parameters (10 Linear weight/bias pairs and 2
-// BatchNorm1d weight/bias pairs) and 6 BatchNorm buffers.
-TEST(TorchSaveHades, ReadsTheRealStateDictInPlace) {
-  const std::string path = testing::shared_path("external/pt2/hades_pid_exported_program.pt2");
-  auto zip = ZipReader::open(path);
-  ASSERT_TRUE(zip.ok()) << zip.error().message();
-  const ZipEntry* e = zip->find("serialized_state_dict.json");
-  ASSERT_NE(e, nullptr);
-  auto record = zip->view_storage(*e);
-  ASSERT_TRUE(record.ok());
-  PickleLimits views;
-  views.copy_misaligned_storages = false;
-  auto r = read_torch_save_tensors(*record, (*record)->data(), (*record)->nbytes(),
-                                   path + ": serialized_state_dict.json", views);
-  ASSERT_TRUE(r.ok()) << r.error().message();
-  struct Want {
-    const char* name;
-    std::vector<int64_t> shape;
-    bool parameter;
-    double sum;  // of the values, as torch printed with v.double().sum()
-  };
-  const std::vector<Want> want = {
+struct HadesTensor {
+  const char* name;
+  std::vector<int64_t> shape;
+  bool parameter;
+  double sum;  // of the values, as torch printed with v.double().sum()
+};
+
+// What torch.load printed for the hades_pid state dict (PyTorch 1.13), in
+// its order: 24 parameters (10 Linear weight/bias pairs and 2 BatchNorm1d
+// weight/bias pairs) and 6 BatchNorm buffers.
+std::vector<HadesTensor> hades_state_dict() {
+  return {
       {"feature.0.weight", {256, 10}, true, -10.393477072881069},
       {"feature.0.bias", {256}, true, -1.8876839568838477},
       {"feature.2.weight", {512, 256}, true, -30.080911047756672},
@@ -253,6 +241,39 @@ TEST(TorchSaveHades, ReadsTheRealStateDictInPlace) {
       {"class_classifier.4.running_var", {128}, false, 128.0},
       {"class_classifier.4.num_batches_tracked", {}, false, 0.0},
   };
+}
+
+// The sum of a tensor's values read with memcpy (its storage may be
+// misaligned for T).
+template <typename T>
+double misaligned_sum(const Tensor& v) {
+  double sum = 0;
+  for (int64_t k = 0; k < v.numel(); ++k) {
+    T x;
+    std::memcpy(&x, v.data() + k * sizeof(T), sizeof(T));
+    sum += static_cast<double>(x);
+  }
+  return sum;
+}
+
+// The pre-2.4 archive: a flat zip whose serialized_state_dict.json is really
+// a torch.save zip. Expectations are what torch.load printed for it
+// (PyTorch 1.13): 24 parameters (10 Linear weight/bias pairs and 2
+// BatchNorm1d weight/bias pairs) and 6 BatchNorm buffers.
+TEST(TorchSaveHades, ReadsTheRealStateDictInPlace) {
+  const std::string path = testing::shared_path("external/pt2/hades_pid_exported_program.pt2");
+  auto zip = ZipReader::open(path);
+  ASSERT_TRUE(zip.ok()) << zip.error().message();
+  const ZipEntry* e = zip->find("serialized_state_dict.json");
+  ASSERT_NE(e, nullptr);
+  auto record = zip->view_storage(*e);
+  ASSERT_TRUE(record.ok());
+  PickleLimits views;
+  views.copy_misaligned_storages = false;
+  auto r = read_torch_save_tensors(*record, (*record)->data(), (*record)->nbytes(),
+                                   path + ": serialized_state_dict.json", views);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  const std::vector<HadesTensor> want = hades_state_dict();
   ASSERT_EQ(r->size(), want.size());
   // Python's zipfile wrote this .pt2: the nested zip starts at an odd offset,
   // so its (internally 64-aligned) records are misaligned in memory. Asked
@@ -283,19 +304,7 @@ TEST(TorchSaveHades, ReadsTheRealStateDictInPlace) {
     EXPECT_EQ(t.tensor.requires_grad, want[i].parameter);
     const bool counter = want[i].shape.empty();
     EXPECT_EQ(t.tensor.dtype, counter ? DType::Int64 : DType::Float32);
-    const Tensor& v = t.tensor;
-    double sum = 0;
-    for (int64_t k = 0; k < t.tensor.numel(); ++k) {  // memcpy: the views are misaligned
-      if (counter) {
-        int64_t x;
-        std::memcpy(&x, v.data() + k * 8, 8);
-        sum += static_cast<double>(x);
-      } else {
-        float x;
-        std::memcpy(&x, v.data() + k * 4, 4);
-        sum += x;
-      }
-    }
+    const double sum = counter ? misaligned_sum<int64_t>(t.tensor) : misaligned_sum<float>(t.tensor);
     EXPECT_NEAR(sum, want[i].sum, 1e-9 * std::max(1.0, std::abs(want[i].sum)));
   }
 }

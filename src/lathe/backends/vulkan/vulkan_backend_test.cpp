@@ -6,28 +6,15 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <cmath>
-#include <cstdio>
-#include <filesystem>
 
-#include "lathe/analysis/constness.h"
-#include "lathe/backends/lower.h"
-#include "lathe/backends/payload.h"
+#include "lathe/backends/backend_test_support.h"
 #include "lathe/backends/vulkan/vulkan_backend.h"
 #include "lathe/backends/vulkan/vulkan_test_support.h"
-#include "lathe/ir/graph_builder.h"
-#include "lathe/ir/rewriter.h"
-#include "lathe/ir/verify.h"
-#include "lathe/runtime/compare.h"
-#include "lathe/runtime/executor.h"
-#include "lathe/harness/reference.h"
-#include "lathe/serde/pt2.h"
-#include "support/testing.h"
 
 namespace lathe {
 namespace {
 
-namespace fs = std::filesystem;
+using testing::with_delegates;
 
 // The shaders sum in another order than PyTorch's kernels, and erf, exp and
 // division are the device's own: 1e-4 of each output's scale (compare.h).
@@ -35,66 +22,17 @@ namespace fs = std::filesystem;
 // devices' transcendental functions.
 constexpr double kRtol = 1e-4;
 
-ExecutorOptions with_delegates() {
-  ExecutorOptions o;
-  o.delegates = &builtin_delegates();
-  return o;
-}
-
-std::vector<std::string> fixtures() {
-  std::vector<std::string> out;
-  for (const char* dir : {"fixtures", "fixtures/architectures"}) {
-    for (const auto& e : fs::directory_iterator(testing::source_path(dir))) {
-      if (e.path().extension() == ".pt2") out.push_back(e.path().string());
-    }
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 class VulkanFixtures : public ::testing::Test {
  protected:
   void SetUp() override { LATHE_REQUIRE_VULKAN_DRIVER(); }
 };
 
 TEST_F(VulkanFixtures, EveryClaimedFixtureLoweredWrittenReadMatchesPyTorch) {
-  const std::string dir = testing::temp_dir();
-  int delegated_fixtures = 0;
-  for (const std::string& path : fixtures()) {
-    const std::string stem = fs::path(path).stem().string();
-    SCOPED_TRACE(stem);
-    if (!testing::fixture_runnable(path)) continue;  // a custom op no runtime here has
-    auto program = read_pt2(path);
-    ASSERT_TRUE(program.ok()) << program.error().message();
-    auto lowered = lower_program(*program, vulkan_backend());
-    ASSERT_TRUE(lowered.ok()) << lowered.error().message();
-    int claimed = 0;
-    for (const MethodLowering& m : lowered->methods) claimed += m.report.claimed_nodes;
-    if (claimed == 0) continue;  // nothing for Vulkan (mlp: symbolic batch)
-    ++delegated_fixtures;
-    const std::string out_path = dir + "/" + stem + ".vulkan.pt2";
-    ASSERT_TRUE(write_pt2(*program, out_path).ok());
-    auto back = read_pt2(out_path);
-    ASSERT_TRUE(back.ok()) << back.error().message();
-    for (const Method& m : back->methods) {
-      auto calls = load_reference_calls(reference_dir(path, m.name));
-      ASSERT_TRUE(calls.ok()) << calls.error().message();
-      auto ex = Executor::create(*m.program, with_delegates());
-      ASSERT_TRUE(ex.ok()) << ex.error().message();
-      for (size_t k = 0; k < calls->size(); ++k) {
-        auto got = (*ex)->run((*calls)[k].inputs);
-        ASSERT_TRUE(got.ok()) << got.error().message();
-        ASSERT_EQ(got->size(), (*calls)[k].outputs.size());
-        for (size_t i = 0; i < got->size(); ++i) {
-          TensorDiff d = compare_tensors((*got)[i], (*calls)[k].outputs[i], Tolerance{kRtol, 0});
-          std::printf("  %-26s %-8s call %zu output %zu: vs PyTorch %s\n", stem.c_str(), m.name.c_str(), k, i, d.describe().c_str());
-          EXPECT_TRUE(d.ok) << m.name << " call " << k << " output " << i << ": " << d.describe();
-        }
-      }
-    }
-  }
-  std::printf("%d fixtures have Vulkan delegates\n", delegated_fixtures);
-  EXPECT_GE(delegated_fixtures, 25);
+  // Fixtures of which nothing is claimed (mlp: symbolic batch) are passed over.
+  const testing::SweepCounts n = testing::sweep_fixtures({"fixtures", "fixtures/architectures"}, vulkan_backend(),
+                                                         {.rtol = kRtol, .skip_unclaimed = true});
+  std::printf("%d fixtures have Vulkan delegates\n", n.claimed_fixtures);
+  EXPECT_GE(n.claimed_fixtures, 25);
 }
 
 TEST_F(VulkanFixtures, TtsKeepsTheRuntimeMmOffTheDevice) {
@@ -123,10 +61,7 @@ TEST_F(VulkanFixtures, TtsKeepsTheRuntimeMmOffTheDevice) {
 // node, or a program loaded and never called) releases at once.
 TEST_F(VulkanFixtures, HandleDroppedBeforeAnyCallReleasesAtOnce) {
   ExportedProgram ep;
-  GraphBuilder b(ep);
-  Value* w = b.parameter("fc.weight", {4, 3});
-  Value* x = b.user_input("x", {2, 3});
-  b.user_output(b.call("aten.linear.default", {{"input", x}, {"weight", w}}, {2, 4}));
+  testing::build_linear(ep);
   ASSERT_TRUE(partition(ep, vulkan_backend()).ok());
   const auto start = std::chrono::steady_clock::now();
   {
@@ -138,92 +73,16 @@ TEST_F(VulkanFixtures, HandleDroppedBeforeAnyCallReleasesAtOnce) {
 
 // ---- refusals ----------------------------------------------------------------------------
 
-NodeSupport support_of(const ExportedProgram& ep, const Node* n) {
-  Constness c(ep);
-  return vulkan_backend().support(*n, c);
+// Each weight Vulkan would upload at init that is not a compile-time
+// constant. The tanh that computes a weight is claimed itself (one
+// delegate); the linear that reads it stays portable.
+TEST(VulkanRefusal, WeightsThatAreNotCompileTimeConstants_NEG) {
+  testing::expect_weight_refusals(vulkan_backend(), [](const testing::WeightRefusal& c) {
+    return std::string_view(c.what) == "a computed weight" ? 1 : 0;
+  });
 }
 
-int delegates_after_partition(ExportedProgram& ep) {
-  auto r = partition(ep, vulkan_backend());
-  EXPECT_TRUE(r.ok()) << r.error().message();
-  EXPECT_TRUE(verify(ep, "model").ok());
-  return r.ok() ? r->delegates : -1;
-}
-
-TEST(VulkanRefusal, UserInputWeight_NEG) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
-  Value* w = b.user_input("w", {4, 3});
-  Value* x = b.user_input("x", {2, 3});
-  b.user_output(b.call("aten.linear.default", {{"input", x}, {"weight", w}}, {2, 4}));
-  NodeSupport s = support_of(ep, b.last_node());
-  EXPECT_FALSE(s.claimed);
-  EXPECT_NE(s.reason.find("weight 'w' is user input 'w'"), std::string::npos) << s.reason;
-  EXPECT_EQ(delegates_after_partition(ep), 0);
-}
-
-TEST(VulkanRefusal, WeightComputedAtRunTime_NEG) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
-  Value* p = b.parameter("fc.weight", {4, 3});
-  Value* x = b.user_input("x", {2, 3});
-  Value* w = b.call("aten.tanh.default", {{"self", p}}, {4, 3}, DType::Float32, "squashed");
-  b.user_output(b.call("aten.linear.default", {{"input", x}, {"weight", w}}, {2, 4}));
-  NodeSupport s = support_of(ep, b.last_node());
-  EXPECT_FALSE(s.claimed);
-  EXPECT_NE(s.reason.find("weight 'squashed' is computed at run time by 'squashed'"), std::string::npos) << s.reason;
-  // The tanh itself is claimed; the linear that reads it stays portable.
-  auto r = partition(ep, vulkan_backend());
-  ASSERT_TRUE(r.ok());
-  for (const NodeDecision& d : r->decisions) EXPECT_EQ(d.claimed, d.op != "aten.linear.default") << d.node;
-}
-
-TEST(VulkanRefusal, MutatedBufferWeight_NEG) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
-  Value* buf = b.buffer("w", {4, 3});
-  Value* x = b.user_input("x", {2, 3});
-  Value* y = b.call("aten.linear.default", {{"input", x}, {"weight", buf}}, {2, 4});
-  Node* linear = b.last_node();
-  b.buffer_mutation(b.call("aten.mul.Tensor", {{"self", buf}, {"other", buf}}, {4, 3}), "w");
-  b.user_output(y);
-  NodeSupport s = support_of(ep, linear);
-  EXPECT_FALSE(s.claimed);
-  EXPECT_NE(s.reason.find("mutable buffer"), std::string::npos) << s.reason;
-  auto r = partition(ep, vulkan_backend());
-  ASSERT_TRUE(r.ok());
-  for (const NodeDecision& d : r->decisions) {
-    if (d.op == "aten.linear.default") EXPECT_FALSE(d.claimed);
-  }
-  EXPECT_TRUE(verify(ep, "model").ok());
-}
-
-TEST(VulkanRefusal, MmAgainstARuntimeMatrix_NEG) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
-  Value* x = b.user_input("x", {2, 3});
-  Value* m = b.user_input("m", {3, 4});
-  b.user_output(b.call("aten.mm.default", {{"self", x}, {"mat2", m}}, {2, 4}));
-  NodeSupport s = support_of(ep, b.last_node());
-  EXPECT_FALSE(s.claimed);
-  EXPECT_NE(s.reason.find("mat2 'm' is user input 'm'"), std::string::npos) << s.reason;
-  EXPECT_EQ(delegates_after_partition(ep), 0);
-}
-
-TEST(VulkanRefusal, ConvolutionWithAUserInputBias_NEG) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
-  Value* x = b.user_input("x", {1, 2, 5, 5});
-  Value* w = b.parameter("conv.weight", {3, 2, 3, 3});
-  Value* bias = b.user_input("bias", {3});
-  b.user_output(b.call("aten.convolution.default",
-                       {{"input", x}, {"weight", w}, {"bias", bias}, {"stride", IntList{{1, 1}}}, {"padding", IntList{{0, 0}}},
-                        {"dilation", IntList{{1, 1}}}, {"transposed", false}, {"output_padding", IntList{{0, 0}}}, {"groups", int64_t{1}}},
-                       {1, 3, 3, 3}));
-  NodeSupport s = support_of(ep, b.last_node());
-  EXPECT_FALSE(s.claimed);
-  EXPECT_NE(s.reason.find("bias 'bias' is user input 'bias'"), std::string::npos) << s.reason;
-}
+TEST(VulkanRefusal, MutatedBufferWeight_NEG) { testing::expect_mutated_buffer_weight_refused(vulkan_backend()); }
 
 // Buffers are sized at load, so a node with symbolic sizes (mlp's batch is
 // a Dim) is declined, node by node. (lower_program opens the device first.)
@@ -240,49 +99,8 @@ TEST_F(VulkanFixtures, SymbolicSizesAreDeclined_NEG) {
 
 // ---- hand-made payloads --------------------------------------------------------------------
 
-// Replaces the graph's single node by a vulkan delegate node running `p`
-// over `inputs`.
-void replace_with_payload(ExportedProgram& ep, Node* node, const DelegatePayload& p, std::vector<Value*> inputs) {
-  std::vector<std::byte> bytes = encode_payload(p);
-  Rewriter rw(ep);
-  Tensor record = Tensor::empty(DType::UInt8, {static_cast<int64_t>(bytes.size())});
-  std::copy(bytes.begin(), bytes.end(), record.storage->mutable_data());
-  auto pv = rw.add_constant("hand_made_payload", record);
-  ASSERT_TRUE(pv.ok()) << pv.error().message();
-  TensorMeta pm;
-  pm.dtype = DType::UInt8;
-  pm.sizes = {SymDim(static_cast<int64_t>(bytes.size()))};
-  (*pv)->set_meta(pm);
-  Value* y = node->output();
-  auto n = rw.create_node("lathe.delegate.vulkan",
-                          {NamedArgument{"payload", TensorRef{*pv}, ArgKind::Positional},
-                           NamedArgument{"inputs", TensorList{std::move(inputs)}, ArgKind::Positional}},
-                          {NewOutput{ValueKind::Tensor, "delegated", y->meta()}}, node);
-  ASSERT_TRUE(n.ok()) << n.error().message();
-  ASSERT_TRUE(rw.replace_all_uses(y, (*n)->output()).ok());
-  ASSERT_TRUE(rw.erase_node(node).ok());
-  ASSERT_TRUE(verify(ep, "model").ok());
-}
-
 TEST_F(VulkanFixtures, HandMadePayloadWithARuntimeWeightFailsInitNamingIt_NEG) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
-  Value* x = b.user_input("x", {2, 3});
-  Value* m = b.user_input("m", {3, 4});
-  Value* w = b.call("aten.relu.default", {{"self", m}}, {3, 4}, DType::Float32, "computed_w");
-  b.user_output(b.call("aten.mm.default", {{"self", x}, {"mat2", w}}, {2, 4}));
-  DelegatePayload p;
-  p.backend = "vulkan";
-  const uint32_t xi = p.add_value({2, 3}, 0), wi = p.add_value({3, 4}, 1), yi = p.add_value({2, 4});
-  p.ops.push_back(PayloadOp{"linear", "mm", {{xi, "input"}, {wi, "weight"}}, {yi}, {2, 3, 4, 1}, {-INFINITY, INFINITY}});
-  p.outputs = {yi};
-  replace_with_payload(ep, b.last_node(), p, {x, w});
-  auto ex = Executor::create(ep, with_delegates());
-  ASSERT_FALSE(ex.ok());
-  const std::string msg = ex.error().message();
-  EXPECT_NE(msg.find("vulkan: linear 'mm'"), std::string::npos) << msg;                      // the node
-  EXPECT_NE(msg.find("operand 'weight' is 'computed_w'"), std::string::npos) << msg;          // the operand
-  EXPECT_NE(msg.find("by node 'computed_w' (aten.relu.default)"), std::string::npos) << msg;  // its producer
+  testing::expect_runtime_weight_refused_at_init("vulkan", "linear", "vulkan: linear 'mm'");
 }
 
 // Malformed ops: each an init() error naming the op, never a shader
@@ -316,7 +134,7 @@ TEST_F(VulkanFixtures, MalformedPayloadOpsAreInitErrors_NEG) {
     p.add_value({6});
     p.ops.push_back(c.op);
     p.outputs = {1};
-    replace_with_payload(ep, b.last_node(), p, {x});
+    testing::replace_with_payload(ep, b.last_node(), p, {x});
     auto ex = Executor::create(ep, with_delegates());
     ASSERT_FALSE(ex.ok());
     EXPECT_NE(ex.error().message().find(c.says), std::string::npos) << ex.error().message();

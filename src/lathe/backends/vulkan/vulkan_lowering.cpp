@@ -13,6 +13,7 @@
 #include "lathe/backends/payload.h"
 #include "lathe/backends/vulkan/vulkan_backend.h"
 #include "lathe/backends/vulkan/vulkan_ops.h"
+#include "lathe/ir/op_catalogue.h"
 
 namespace lathe {
 
@@ -22,7 +23,7 @@ std::optional<std::vector<int64_t>> vulkan_pool_stride(const Node& n, const std:
   const Argument* a = n.input("stride");
   if (!a || a->is_none()) return kernel;
   if (auto* l = a->get_if<IntList>(); l && l->items.empty()) return kernel;
-  return lit_ints(n, "stride", 2, kernel);
+  return literal_ints(n, "stride", 2, kernel);
 }
 
 namespace {
@@ -46,15 +47,8 @@ class Lowering {
   }
 
   Result<std::vector<std::byte>> run() {
-    for (const Node* n : sub_.nodes) {
-      Status s = lower(*n);
-      if (!s.ok()) return s.error().context("node '" + n->name() + "' (" + n->op_name() + ")");
-    }
-    for (const Value* v : sub_.outputs) {
-      LATHE_ASSIGN_OR_RETURN(uint32_t id, get(v));
-      payload_.outputs.push_back(id);
-    }
-    return encode_payload(payload_);
+    return lower_subgraph(
+        sub_, payload_, [this](const Node& n) { return lower(n); }, [this](const Value* v) { return get(v); });
   }
 
  private:
@@ -74,7 +68,7 @@ class Lowering {
     if (bounds >= 0) fusable_[y] = {payload_.ops.size() - 1, bounds};
   }
   Result<PayloadOperand> operand(const Node& n, const char* name, const char* role) {
-    LATHE_ASSIGN_OR_RETURN(uint32_t id, get(tensor_arg(n, name)));
+    LATHE_ASSIGN_OR_RETURN(uint32_t id, get(tensor_input(n, name)));
     return PayloadOperand{id, role};
   }
 
@@ -117,27 +111,27 @@ Status Lowering::lower_linear(const Node& n, const Value* x, const Value* w, con
 
 // A 1-D convolution is a 2-D one over a unit height.
 Status Lowering::lower_conv(const Node& n) {
-  const Value* x = tensor_arg(n, "input");
-  const Value* w = tensor_arg(n, "weight");
+  const Value* x = tensor_input(n, "input");
+  const Value* w = tensor_input(n, "weight");
   const bool one_d = sizes_of(x).size() == 3;
   auto as4d = [](std::vector<int64_t> s) { return s.size() == 3 ? std::vector<int64_t>{s[0], s[1], 1, s[2]} : s; };
   const auto xs = as4d(sizes_of(x)), ws = as4d(sizes_of(w)), ys = as4d(sizes_of(n.defined_values()[0]));
   auto param = [&](const char* name, int64_t dflt) {
-    if (!one_d) return *lit_ints(n, name, 2, {dflt, dflt});
-    return std::vector<int64_t>{name[0] == 'p' ? 0 : 1, (*lit_ints(n, name, 1, {dflt}))[0]};
+    if (!one_d) return *literal_ints(n, name, 2, {dflt, dflt});
+    return std::vector<int64_t>{name[0] == 'p' ? 0 : 1, (*literal_ints(n, name, 1, {dflt}))[0]};
   };
   const auto stride = param("stride", 1), pad = param("padding", 0), dil = param("dilation", 1);
   std::vector<PayloadOperand> ins;
   LATHE_ASSIGN_OR_RETURN(PayloadOperand xo, operand(n, "input", "input"));
   LATHE_ASSIGN_OR_RETURN(PayloadOperand wo, operand(n, "weight", "weight"));
   ins = {xo, wo};
-  if (!is_none_arg(n, "bias")) {
+  if (!is_none_input(n, "bias")) {
     LATHE_ASSIGN_OR_RETURN(PayloadOperand bo, operand(n, "bias", "bias"));
     ins.push_back(bo);
   }
   emit(n, "conv2d", std::move(ins),
        {xs[0], xs[1], xs[2], xs[3], ws[0], ys[2], ys[3], ws[2], ws[3], stride[0], stride[1], pad[0], pad[1], dil[0], dil[1],
-        *lit_int_or(n, "groups", 1)},
+        *literal_int_or(n, "groups", 1)},
        {-kInf, kInf, 0.0}, 0);
   return Status::Ok();
 }
@@ -145,7 +139,7 @@ Status Lowering::lower_conv(const Node& n) {
 // Folded into the convolution before it when it feeds only this batch norm
 // and has not folded one already; else a per-channel scale and shift.
 Status Lowering::lower_batch_norm(const Node& n) {
-  const Value* x = tensor_arg(n, "input");
+  const Value* x = tensor_input(n, "input");
   const Value* y = n.defined_values()[0];
   const char* roles[4] = {"weight", "bias", "running_mean", "running_var"};
   auto f = fusable_.find(x);
@@ -156,7 +150,7 @@ Status Lowering::lower_batch_norm(const Node& n) {
       LATHE_ASSIGN_OR_RETURN(PayloadOperand o, operand(n, role, role));
       conv.inputs.push_back({o.value, std::string("bn_") + role});
     }
-    conv.floats[2] = *lit_number(n, "eps");
+    conv.floats[2] = *literal_number(n, "eps");
     conv.node += "+" + n.name();
     ids_[y] = ids_.at(x);
     fusable_[y] = f->second;
@@ -170,14 +164,14 @@ Status Lowering::lower_batch_norm(const Node& n) {
   }
   const auto xs = sizes_of(x);
   const int64_t N = xs[0], C = xs[1], inner = numel_of(xs) / std::max<int64_t>(1, N * C);
-  emit(n, "channel_affine", std::move(ins), {N, C, std::max<int64_t>(inner, 1)}, {*lit_number(n, "eps"), -kInf, kInf}, 1);
+  emit(n, "channel_affine", std::move(ins), {N, C, std::max<int64_t>(inner, 1)}, {*literal_number(n, "eps"), -kInf, kInf}, 1);
   return Status::Ok();
 }
 
 // Sizes right-aligned to the output's rank (at least 1), as broadcasting reads them.
 Status Lowering::lower_binary(const Node& n, VulkanBinary code) {
-  const Value* a = tensor_arg(n, "self");
-  const Value* b = tensor_arg(n, "other");
+  const Value* a = tensor_input(n, "self");
+  const Value* b = tensor_input(n, "other");
   std::vector<int64_t> os = sizes_of(n.defined_values()[0]);
   if (os.empty()) os = {1};
   auto aligned = [&](std::vector<int64_t> s) {
@@ -196,15 +190,15 @@ Status Lowering::lower_binary(const Node& n, VulkanBinary code) {
     LATHE_ASSIGN_OR_RETURN(uint32_t bi, get(b));
     ins.push_back({bi, "other"});
   }
-  const double alpha = lit_number(n, "alpha").value_or(1.0);
-  emit(n, "binary", std::move(ins), std::move(ints), {alpha, b ? 0.0 : *lit_number(n, "other"), -kInf, kInf}, 2);
+  const double alpha = literal_number(n, "alpha").value_or(1.0);
+  emit(n, "binary", std::move(ins), std::move(ints), {alpha, b ? 0.0 : *literal_number(n, "other"), -kInf, kInf}, 2);
   return Status::Ok();
 }
 
 // A clamp after an op that takes output bounds, and is its only reader,
 // narrows those bounds instead of running on its own.
 Status Lowering::lower_unary(const Node& n, VulkanUnary code, double lo, double hi) {
-  const Value* x = tensor_arg(n, "self");
+  const Value* x = tensor_input(n, "self");
   const Value* y = n.defined_values()[0];
   auto f = fusable_.find(x);
   if (code == VulkanUnary::Clamp && f != fusable_.end() && only_user_is(x, n) && !escapes_.count(x)) {
@@ -223,11 +217,11 @@ Status Lowering::lower_unary(const Node& n, VulkanUnary code, double lo, double 
 
 Status Lowering::lower_rowwise(const Node& n, std::string_view op) {
   const bool ln = op == "aten.layer_norm.default" || op == "aten.native_layer_norm.default";
-  const Value* x = tensor_arg(n, ln ? "input" : "self");
+  const Value* x = tensor_input(n, ln ? "input" : "self");
   const auto xs = sizes_of(x);
   int64_t cols = xs.empty() ? 1 : xs.back();
   if (ln) {
-    const size_t k = lit_int_list(n, "normalized_shape")->size();
+    const size_t k = literal_int_list(n, "normalized_shape")->size();
     cols = numel_of(std::vector<int64_t>(xs.end() - static_cast<std::ptrdiff_t>(k), xs.end()));
   }
   const int64_t rows = cols ? numel_of(xs) / cols : 0;
@@ -238,21 +232,21 @@ Status Lowering::lower_rowwise(const Node& n, std::string_view op) {
     return Status::Ok();
   }
   for (const char* role : {"weight", "bias"}) {
-    if (is_none_arg(n, role)) continue;
+    if (is_none_input(n, role)) continue;
     LATHE_ASSIGN_OR_RETURN(PayloadOperand o, operand(n, role, role));
     ins.push_back(o);
   }
-  emit(n, "layer_norm", std::move(ins), {rows, std::max<int64_t>(cols, 1)}, {n.input("eps") ? *lit_number(n, "eps") : 1e-5});
+  emit(n, "layer_norm", std::move(ins), {rows, std::max<int64_t>(cols, 1)}, {n.input("eps") ? *literal_number(n, "eps") : 1e-5});
   return Status::Ok();
 }
 
 Status Lowering::lower_mean(const Node& n, std::string_view op) {
-  const Value* x = tensor_arg(n, "self");
+  const Value* x = tensor_input(n, "self");
   std::vector<int64_t> xs = sizes_of(x);
   if (xs.empty()) xs = {1};
   std::vector<int64_t> reduced(xs.size(), 0);
   std::vector<int64_t> dims = op == "aten.adaptive_avg_pool2d.default" ? std::vector<int64_t>{2, 3}
-                                                                        : lit_int_list(n, "dim").value_or(std::vector<int64_t>{});
+                                                                        : literal_int_list(n, "dim").value_or(std::vector<int64_t>{});
   if (dims.empty()) dims.assign(1, -1), reduced.assign(xs.size(), 1);  // mean over every dimension
   else for (int64_t d : dims) reduced.at(static_cast<size_t>(norm_dim(d, xs.size()))) = 1;
   std::vector<int64_t> ints{static_cast<int64_t>(xs.size())};
@@ -264,13 +258,13 @@ Status Lowering::lower_mean(const Node& n, std::string_view op) {
 }
 
 Status Lowering::lower_pool(const Node& n, bool max) {
-  const auto xs = sizes_of(tensor_arg(n, "self")), ys = sizes_of(n.defined_values()[0]);
-  const auto k = *lit_ints(n, "kernel_size", 2, {});
+  const auto xs = sizes_of(tensor_input(n, "self")), ys = sizes_of(n.defined_values()[0]);
+  const auto k = *literal_ints(n, "kernel_size", 2, {});
   const auto stride = *vulkan_pool_stride(n, k);
-  const auto pad = *lit_ints(n, "padding", 2, {0, 0});
-  const auto dil = max ? *lit_ints(n, "dilation", 2, {1, 1}) : std::vector<int64_t>{1, 1};
-  const int64_t include_pad = max ? 0 : (lit_bool(n, "count_include_pad").value_or(true) ? 1 : 0);
-  const int64_t divisor = max || is_none_arg(n, "divisor_override") ? 0 : *lit_int(n, "divisor_override");
+  const auto pad = *literal_ints(n, "padding", 2, {0, 0});
+  const auto dil = max ? *literal_ints(n, "dilation", 2, {1, 1}) : std::vector<int64_t>{1, 1};
+  const int64_t include_pad = max ? 0 : (literal_bool(n, "count_include_pad").value_or(true) ? 1 : 0);
+  const int64_t divisor = max || is_none_input(n, "divisor_override") ? 0 : *literal_int(n, "divisor_override");
   LATHE_ASSIGN_OR_RETURN(PayloadOperand xo, operand(n, "self", "self"));
   emit(n, "pool2d", {xo},
        {max ? 1 : 0, xs[0] * xs[1], xs[2], xs[3], ys[2], ys[3], k[0], k[1], stride[0], stride[1], pad[0], pad[1], dil[0], dil[1],
@@ -288,23 +282,23 @@ Status Lowering::lower_layout(const Node& n, std::string_view op) {
       ins.push_back({id, "tensor"});
     }
     const size_t rank = sizes_of(n.defined_values()[0]).size();
-    emit(n, "cat", std::move(ins), {norm_dim(*lit_int_or(n, "dim", 0), rank)}, {});
+    emit(n, "cat", std::move(ins), {norm_dim(*literal_int_or(n, "dim", 0), rank)}, {});
     return Status::Ok();
   }
   LATHE_ASSIGN_OR_RETURN(PayloadOperand xo, operand(n, "self", "self"));
-  const auto xs = sizes_of(tensor_arg(n, "self"));
+  const auto xs = sizes_of(tensor_input(n, "self"));
   if (op == "aten.permute.default") {
-    std::vector<int64_t> dims = *lit_ints(n, "dims", xs.size(), {});
+    std::vector<int64_t> dims = *literal_ints(n, "dims", xs.size(), {});
     for (int64_t& d : dims) d = norm_dim(d, xs.size());
     emit(n, "permute", {xo}, std::move(dims), {});
     return Status::Ok();
   }
   if (op == "aten.slice.Tensor") {
-    const int64_t d = norm_dim(*lit_int_or(n, "dim", 0), xs.size());
-    int64_t start = is_none_arg(n, "start") ? 0 : *lit_int(n, "start");
+    const int64_t d = norm_dim(*literal_int_or(n, "dim", 0), xs.size());
+    int64_t start = is_none_input(n, "start") ? 0 : *literal_int(n, "start");
     if (start < 0) start += xs[d];
     start = std::clamp<int64_t>(start, 0, xs[d]);
-    emit(n, "slice", {xo}, {d, start, *lit_int_or(n, "step", 1)}, {});
+    emit(n, "slice", {xo}, {d, start, *literal_int_or(n, "step", 1)}, {});
     return Status::Ok();
   }
   emit(n, "view", {xo}, {}, {});
@@ -312,22 +306,22 @@ Status Lowering::lower_layout(const Node& n, std::string_view op) {
 }
 
 Status Lowering::lower(const Node& n) {
-  const std::string_view op = short_op(n);
+  const std::string_view op = ops::strip_torch_ops(n.target());
   if (op == "aten.linear.default")
-    return lower_linear(n, tensor_arg(n, "input"), tensor_arg(n, "weight"), is_none_arg(n, "bias") ? nullptr : tensor_arg(n, "bias"), false);
-  if (op == "aten.mm.default") return lower_linear(n, tensor_arg(n, "self"), tensor_arg(n, "mat2"), nullptr, true);
-  if (op == "aten.addmm.default") return lower_linear(n, tensor_arg(n, "mat1"), tensor_arg(n, "mat2"), tensor_arg(n, "self"), true);
+    return lower_linear(n, tensor_input(n, "input"), tensor_input(n, "weight"), is_none_input(n, "bias") ? nullptr : tensor_input(n, "bias"), false);
+  if (op == "aten.mm.default") return lower_linear(n, tensor_input(n, "self"), tensor_input(n, "mat2"), nullptr, true);
+  if (op == "aten.addmm.default") return lower_linear(n, tensor_input(n, "mat1"), tensor_input(n, "mat2"), tensor_input(n, "self"), true);
   if (op == "aten.convolution.default") return lower_conv(n);
-  if (is_batch_norm_op(op)) return lower_batch_norm(n);
+  if (ops::is_batch_norm(n.op_target())) return lower_batch_norm(n);
   if (op == "aten.add.Tensor") return lower_binary(n, VulkanBinary::Add);
   if (op == "aten.sub.Tensor") return lower_binary(n, VulkanBinary::Sub);
   if (op == "aten.mul.Tensor") return lower_binary(n, VulkanBinary::Mul);
   if (op == "aten.div.Tensor") return lower_binary(n, VulkanBinary::Div);
   if (op == "aten.relu.default") return lower_unary(n, VulkanUnary::Clamp, 0, kInf);
   if (op == "aten.clamp.default")
-    return lower_unary(n, VulkanUnary::Clamp, lit_number(n, "min").value_or(-kInf), lit_number(n, "max").value_or(kInf));
+    return lower_unary(n, VulkanUnary::Clamp, literal_number(n, "min").value_or(-kInf), literal_number(n, "max").value_or(kInf));
   if (op == "aten.hardtanh.default")
-    return lower_unary(n, VulkanUnary::Clamp, lit_number(n, "min_val").value_or(-1), lit_number(n, "max_val").value_or(1));
+    return lower_unary(n, VulkanUnary::Clamp, literal_number(n, "min_val").value_or(-1), literal_number(n, "max_val").value_or(1));
   if (op == "aten.hardswish.default") return lower_unary(n, VulkanUnary::Hardswish, -kInf, kInf);
   if (op == "aten.sigmoid.default") return lower_unary(n, VulkanUnary::Sigmoid, -kInf, kInf);
   if (op == "aten.tanh.default") return lower_unary(n, VulkanUnary::Tanh, -kInf, kInf);
@@ -343,7 +337,7 @@ Status Lowering::lower(const Node& n) {
   if (op == "aten.mean.dim" || op == "aten.adaptive_avg_pool2d.default") return lower_mean(n, op);
   if (op == "aten.max_pool2d_with_indices.default" || op == "aten.max_pool2d.default") return lower_pool(n, true);
   if (op == "aten.avg_pool2d.default") return lower_pool(n, false);
-  if (op == "aten.permute.default" || op == "aten.cat.default" || op == "aten.slice.Tensor" || is_reshape_op(op)) return lower_layout(n, op);
+  if (op == "aten.permute.default" || op == "aten.cat.default" || op == "aten.slice.Tensor" || ops::is_reshape(n.op_target())) return lower_layout(n, op);
   return make_error("the Vulkan backend does not lower " + std::string(op));
 }
 

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <functional>
 
+#include "lathe/backends/backend_test_support.h"
 #include "lathe/backends/partitioner.h"
 #include "lathe/backends/vulkan/vulkan_backend.h"
 #include "lathe/backends/vulkan/vulkan_test_support.h"
@@ -28,12 +29,6 @@ using Build = std::function<void(GraphBuilder&)>;
 // erf approximation and division are not the C library's): 1e-5 of each
 // output's scale, as compare.h measures it, unless a case says otherwise.
 constexpr double kRtol = 1e-5;
-
-ExecutorOptions with_delegates() {
-  ExecutorOptions o;
-  o.delegates = &builtin_delegates();
-  return o;
-}
 
 // Builds the program twice; every node of one copy must go to Vulkan (in
 // one delegate per connected part), and its outputs must match the other's on the portable kernels.
@@ -56,21 +51,7 @@ void expect_matches_portable(const Build& build, double rtol = kRtol) {
   ASSERT_TRUE(verify(lowered, "model").ok());
   auto inputs = random_inputs(plain, 20);
   ASSERT_TRUE(inputs.ok()) << inputs.error().message();
-  auto a = Executor::create(lowered, with_delegates());
-  ASSERT_TRUE(a.ok()) << a.error().message();
-  auto e = Executor::create(plain);
-  ASSERT_TRUE(e.ok()) << e.error().message();
-  for (int call = 0; call < 2; ++call) {  // the recorded command buffer, submitted twice
-    auto got = (*a)->run(*inputs);
-    ASSERT_TRUE(got.ok()) << got.error().message();
-    auto want = (*e)->run(*inputs);
-    ASSERT_TRUE(want.ok()) << want.error().message();
-    ASSERT_EQ(got->size(), want->size());
-    for (size_t i = 0; i < got->size(); ++i) {
-      TensorDiff d = compare_tensors((*got)[i], (*want)[i], Tolerance{rtol, 0});
-      EXPECT_TRUE(d.ok) << "output " << i << ": " << d.describe();
-    }
-  }
+  testing::expect_same_outputs(lowered, plain, *inputs, Tolerance{rtol, 0}, 2);  // the recorded command buffer, submitted twice
 }
 
 class VulkanOps : public ::testing::Test {

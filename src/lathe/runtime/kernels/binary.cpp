@@ -122,82 +122,67 @@ bool divisor_has_zero(const Tensor& b) {
   return zero;
 }
 
+Error unsupported_for(const Tensor& a) {
+  return make_error("this op is not defined for " + std::string(dtype_name(a.dtype)) + " operands");
+}
+
+// add / sub with alpha (bool: logical or; sub refused).
 template <typename T>
-Status apply_typed(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out, Scalar alpha_s) {
+Status apply_add_sub(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out, Scalar alpha_s) {
+  if constexpr (std::is_same_v<T, bool>) {
+    if (op == BinaryOp::Sub) return make_error("sub of bool tensors is not supported; use logical_xor");
+    binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return x || y; });
+  } else {
+    const T alpha = alpha_s.to<T>();
+    const bool sub = op == BinaryOp::Sub;
+    if (alpha == T(1)) {
+      if (sub) binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return static_cast<T>(x - y); });
+      else binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return static_cast<T>(x + y); });
+    } else {
+      if (sub) binary_loop<T, T>(a, b, out, [alpha](T x, T y) -> T { return static_cast<T>(x - alpha * y); });
+      else binary_loop<T, T>(a, b, out, [alpha](T x, T y) -> T { return static_cast<T>(x + alpha * y); });
+    }
+  }
+  return Status::Ok();
+}
+
+// div (true), div with rounding, remainder, fmod.
+template <typename T>
+Status apply_division(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
   constexpr bool kFloat = std::is_floating_point_v<T>;
-  constexpr bool kBool = std::is_same_v<T, bool>;
-  auto unsupported = [&] {
-    return make_error("this op is not defined for " + std::string(dtype_name(a.dtype)) + " operands");
-  };
+  if (op == BinaryOp::Div) {
+    if constexpr (kFloat) {
+      binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return x / y; });
+      return Status::Ok();
+    } else {
+      return make_error("true division needs a floating compute type");
+    }
+  }
+  if constexpr (std::is_same_v<T, bool>) {
+    return unsupported_for(a);
+  } else {
+    if constexpr (!kFloat) {
+      if (divisor_has_zero(b)) return make_error("ZeroDivisionError: integer division by zero");
+    }
+    if (op == BinaryOp::DivTrunc) {
+      if constexpr (kFloat) binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return std::trunc(x / y); });
+      else binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return static_cast<T>(x / y); });
+    } else if (op == BinaryOp::DivFloor) {
+      binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return floor_div<T>(x, y); });
+    } else if (op == BinaryOp::Remainder) {
+      binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return remainder<T>(x, y); });
+    } else {
+      if constexpr (kFloat) binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return std::fmod(x, y); });
+      else binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return static_cast<T>(x % y); });
+    }
+    return Status::Ok();
+  }
+}
+
+// Comparisons and logical ops: a bool result.
+template <typename T>
+Status apply_comparison(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
   switch (op) {
-    case BinaryOp::Add:
-    case BinaryOp::Sub: {
-      if constexpr (kBool) {
-        if (op == BinaryOp::Sub) return make_error("sub of bool tensors is not supported; use logical_xor");
-        binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return x || y; });
-      } else {
-        const T alpha = alpha_s.to<T>();
-        const bool sub = op == BinaryOp::Sub;
-        if (alpha == T(1)) {
-          if (sub) binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return static_cast<T>(x - y); });
-          else binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return static_cast<T>(x + y); });
-        } else {
-          if (sub) binary_loop<T, T>(a, b, out, [alpha](T x, T y) -> T { return static_cast<T>(x - alpha * y); });
-          else binary_loop<T, T>(a, b, out, [alpha](T x, T y) -> T { return static_cast<T>(x + alpha * y); });
-        }
-      }
-      return Status::Ok();
-    }
-    case BinaryOp::Mul:
-      if constexpr (kBool) binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return x && y; });
-      else binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return static_cast<T>(x * y); });
-      return Status::Ok();
-    case BinaryOp::Div:
-      if constexpr (kFloat) {
-        binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return x / y; });
-        return Status::Ok();
-      } else {
-        return make_error("true division needs a floating compute type");
-      }
-    case BinaryOp::DivTrunc:
-    case BinaryOp::DivFloor:
-    case BinaryOp::Remainder:
-    case BinaryOp::Fmod:
-      if constexpr (kBool) {
-        return unsupported();
-      } else {
-        if constexpr (!kFloat) {
-          if (divisor_has_zero(b)) return make_error("ZeroDivisionError: integer division by zero");
-        }
-        if (op == BinaryOp::DivTrunc) {
-          if constexpr (kFloat) binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return std::trunc(x / y); });
-          else binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return static_cast<T>(x / y); });
-        } else if (op == BinaryOp::DivFloor) {
-          binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return floor_div<T>(x, y); });
-        } else if (op == BinaryOp::Remainder) {
-          binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return remainder<T>(x, y); });
-        } else {
-          if constexpr (kFloat) binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return std::fmod(x, y); });
-          else binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return static_cast<T>(x % y); });
-        }
-        return Status::Ok();
-      }
-    case BinaryOp::Pow:
-      if constexpr (kBool) return unsupported();
-      else if constexpr (kFloat) binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return std::pow(x, y); });
-      else binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return int_pow<T>(x, y); });
-      return Status::Ok();
-    case BinaryOp::Maximum:
-    case BinaryOp::Minimum: {
-      const bool mx = op == BinaryOp::Maximum;
-      binary_loop<T, T>(a, b, out, [mx](T x, T y) -> T {
-        if constexpr (kFloat) {
-          if (std::isnan(x) || std::isnan(y)) return std::numeric_limits<T>::quiet_NaN();
-        }
-        return mx ? (x > y ? x : y) : (x < y ? x : y);
-      });
-      return Status::Ok();
-    }
     case BinaryOp::Eq: binary_loop<T, bool>(a, b, out, [](T x, T y) { return x == y; }); return Status::Ok();
     case BinaryOp::Ne: binary_loop<T, bool>(a, b, out, [](T x, T y) { return x != y; }); return Status::Ok();
     case BinaryOp::Lt: binary_loop<T, bool>(a, b, out, [](T x, T y) { return x < y; }); return Status::Ok();
@@ -213,19 +198,59 @@ Status apply_typed(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out, S
     case BinaryOp::LogicalXor:
       binary_loop<T, bool>(a, b, out, [](T x, T y) { return (x != T(0)) != (y != T(0)); });
       return Status::Ok();
+    default: return unsupported_for(a);
+  }
+}
+
+template <typename T>
+Status apply_bitwise(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return unsupported_for(a);
+  } else {
+    if (op == BinaryOp::BitwiseAnd) binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return static_cast<T>(x & y); });
+    if (op == BinaryOp::BitwiseOr) binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return static_cast<T>(x | y); });
+    if (op == BinaryOp::BitwiseXor) binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return static_cast<T>(x ^ y); });
+    return Status::Ok();
+  }
+}
+
+template <typename T>
+Status apply_typed(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out, Scalar alpha_s) {
+  constexpr bool kFloat = std::is_floating_point_v<T>;
+  constexpr bool kBool = std::is_same_v<T, bool>;
+  switch (op) {
+    case BinaryOp::Add:
+    case BinaryOp::Sub: return apply_add_sub<T>(op, a, b, out, alpha_s);
+    case BinaryOp::Mul:
+      if constexpr (kBool) binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return x && y; });
+      else binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return static_cast<T>(x * y); });
+      return Status::Ok();
+    case BinaryOp::Div:
+    case BinaryOp::DivTrunc:
+    case BinaryOp::DivFloor:
+    case BinaryOp::Remainder:
+    case BinaryOp::Fmod: return apply_division<T>(op, a, b, out);
+    case BinaryOp::Pow:
+      if constexpr (kBool) return unsupported_for(a);
+      else if constexpr (kFloat) binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return std::pow(x, y); });
+      else binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return int_pow<T>(x, y); });
+      return Status::Ok();
+    case BinaryOp::Maximum:
+    case BinaryOp::Minimum: {
+      const bool mx = op == BinaryOp::Maximum;
+      binary_loop<T, T>(a, b, out, [mx](T x, T y) -> T {
+        if constexpr (kFloat) {
+          if (std::isnan(x) || std::isnan(y)) return std::numeric_limits<T>::quiet_NaN();
+        }
+        return mx ? (x > y ? x : y) : (x < y ? x : y);
+      });
+      return Status::Ok();
+    }
     case BinaryOp::BitwiseAnd:
     case BinaryOp::BitwiseOr:
-    case BinaryOp::BitwiseXor:
-      if constexpr (kFloat) {
-        return unsupported();
-      } else {
-        if (op == BinaryOp::BitwiseAnd) binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return static_cast<T>(x & y); });
-        if (op == BinaryOp::BitwiseOr) binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return static_cast<T>(x | y); });
-        if (op == BinaryOp::BitwiseXor) binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return static_cast<T>(x ^ y); });
-        return Status::Ok();
-      }
+    case BinaryOp::BitwiseXor: return apply_bitwise<T>(op, a, b, out);
+    default: return apply_comparison<T>(op, a, b, out);
   }
-  return unsupported();
 }
 
 }  // namespace

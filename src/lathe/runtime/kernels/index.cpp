@@ -122,102 +122,109 @@ Status gather_out(const Tensor& self, int64_t dim, const Tensor& index, Tensor& 
   return Status::Ok();
 }
 
-Result<AdvancedIndex> plan_advanced_index(const Tensor& self, const std::vector<const Tensor*>& indices_in) {
-  LATHE_RETURN_IF_ERROR(check_input(self, "index", "self"));
-  // Expand bool masks into one long index per masked dim (nonzero()).
-  std::vector<std::optional<std::vector<int64_t>>> flat;  // per self dim: index values (broadcast later)
-  std::vector<std::vector<int64_t>> shapes;               // per self dim: shape of its index tensor
-  std::vector<Tensor> owned;
-  size_t dim = 0;
-  for (const Tensor* t : indices_in) {
+namespace {
+
+// The index values per self dim (nullopt where the dim is not indexed),
+// row-major in each index tensor's own shape, before broadcasting.
+struct FlatIndices {
+  std::vector<std::optional<std::vector<int64_t>>> values;
+  std::vector<std::vector<int64_t>> shapes;
+};
+
+// A bool (or uint8) mask over self dims dim..: one long index per masked
+// dim, its coordinates where the mask is set (nonzero()).
+Status add_mask(const Tensor& self, const Tensor& t, FlatIndices& f) {
+  const size_t dim = f.values.size();
+  if (dim + t.sizes.size() > self.sizes.size()) return make_error("index: too many indices for " + shape_string(self.sizes));
+  for (size_t k = 0; k < t.sizes.size(); ++k) {
+    if (t.sizes[k] != self.sizes[dim + k]) {
+      return make_error("index: mask " + shape_string(t.sizes) + " does not match " + shape_string(self.sizes));
+    }
+  }
+  Tensor m = as_dtype(as_contiguous(t), DType::Bool);
+  std::vector<std::vector<int64_t>> coords(t.sizes.size());
+  const bool* p = cdata<bool>(m);
+  std::vector<int64_t> ctr(t.sizes.size(), 0);
+  for (int64_t n = 0; n < m.numel(); ++n) {
+    if (p[n]) {
+      for (size_t k = 0; k < ctr.size(); ++k) coords[k].push_back(ctr[k]);
+    }
+    for (size_t k = ctr.size(); k-- > 0;) {
+      if (++ctr[k] < t.sizes[k]) break;
+      ctr[k] = 0;
+    }
+  }
+  for (auto& c : coords) {
+    f.shapes.push_back({static_cast<int64_t>(c.size())});
+    f.values.emplace_back(std::move(c));
+  }
+  return Status::Ok();
+}
+
+Result<FlatIndices> flatten_indices(const Tensor& self, const std::vector<const Tensor*>& indices) {
+  FlatIndices f;
+  for (const Tensor* t : indices) {
     if (!t) {
-      flat.emplace_back();
-      shapes.emplace_back();
-      ++dim;
-      continue;
+      f.values.emplace_back();
+      f.shapes.emplace_back();
+    } else if (t->dtype == DType::Bool || t->dtype == DType::UInt8) {
+      LATHE_RETURN_IF_ERROR(add_mask(self, *t, f));
+    } else {
+      LATHE_RETURN_IF_ERROR(check_index_tensor(*t, "index"));
+      f.shapes.push_back(t->sizes);
+      // Broadcasting needs the values in the index's own layout; kept row-major.
+      f.values.emplace_back(read_indices(*t));
     }
-    if (t->dtype == DType::Bool || t->dtype == DType::UInt8) {
-      if (dim + t->sizes.size() > self.sizes.size()) return make_error("index: too many indices for " + shape_string(self.sizes));
-      for (size_t k = 0; k < t->sizes.size(); ++k) {
-        if (t->sizes[k] != self.sizes[dim + k]) {
-          return make_error("index: mask " + shape_string(t->sizes) + " does not match " + shape_string(self.sizes));
-        }
-      }
-      Tensor m = as_dtype(as_contiguous(*t), DType::Bool);
-      std::vector<std::vector<int64_t>> coords(t->sizes.size());
-      const bool* p = cdata<bool>(m);
-      std::vector<int64_t> ctr(t->sizes.size(), 0);
-      for (int64_t n = 0; n < m.numel(); ++n) {
-        if (p[n]) {
-          for (size_t k = 0; k < ctr.size(); ++k) coords[k].push_back(ctr[k]);
-        }
-        for (size_t k = ctr.size(); k-- > 0;) {
-          if (++ctr[k] < t->sizes[k]) break;
-          ctr[k] = 0;
-        }
-      }
-      for (auto& c : coords) {
-        shapes.push_back({static_cast<int64_t>(c.size())});
-        flat.emplace_back(std::move(c));
-        ++dim;
-      }
-      continue;
-    }
-    LATHE_RETURN_IF_ERROR(check_index_tensor(*t, "index"));
-    shapes.push_back(t->sizes);
-    // Broadcasting needs the values in the index's own layout; kept row-major.
-    flat.emplace_back(read_indices(*t));
-    ++dim;
   }
   const size_t rank = self.sizes.size();
-  if (flat.size() > rank) return make_error("index: too many indices for a tensor of shape " + shape_string(self.sizes));
-  flat.resize(rank);
-  shapes.resize(rank);
-  std::vector<size_t> adv;
-  std::vector<int64_t> bshape;
-  for (size_t d = 0; d < rank; ++d) {
-    if (!flat[d]) continue;
-    adv.push_back(d);
-    LATHE_ASSIGN_OR_RETURN(bshape, broadcast_shapes(bshape, shapes[d]));
-  }
+  if (f.values.size() > rank) return make_error("index: too many indices for a tensor of shape " + shape_string(self.sizes));
+  f.values.resize(rank);
+  f.shapes.resize(rank);
+  return f;
+}
+
+// Nothing indexed: every element of self, in order.
+AdvancedIndex every_element(const Tensor& self) {
   AdvancedIndex plan;
-  if (adv.empty()) {
-    plan.shape = self.sizes;
-    for (int64_t n = 0, total = self.numel(); n < total; ++n) {
-      int64_t off = 0, rem = n;
-      for (size_t d = rank; d-- > 0;) {
-        off += (rem % self.sizes[d]) * self.strides[d];
-        rem /= self.sizes[d];
-      }
-      plan.offsets.push_back(off);
+  plan.shape = self.sizes;
+  for (int64_t n = 0, total = self.numel(); n < total; ++n) {
+    int64_t off = 0, rem = n;
+    for (size_t d = self.sizes.size(); d-- > 0;) {
+      off += (rem % self.sizes[d]) * self.strides[d];
+      rem /= self.sizes[d];
     }
-    return plan;
+    plan.offsets.push_back(off);
   }
-  bool adjacent = adv.back() - adv.front() + 1 == adv.size();
-  std::vector<size_t> rest;
-  for (size_t d = 0; d < rank; ++d) {
-    if (!flat[d]) rest.push_back(d);
-  }
-  // Result dims: a list of ("b", -1) for the broadcast block or (self dim).
-  std::vector<int64_t> layout;  // -1 marks the broadcast block
-  if (adjacent) {
+  return plan;
+}
+
+// The result's dims, as self dims, with -1 for the broadcast block of the
+// indexed dims: in place when they are adjacent, else first (NumPy's rule).
+std::vector<int64_t> result_layout(const FlatIndices& f, const std::vector<size_t>& adv) {
+  const size_t rank = f.values.size();
+  std::vector<int64_t> layout;
+  if (adv.back() - adv.front() + 1 == adv.size()) {
     for (size_t d = 0; d < adv.front(); ++d) layout.push_back(static_cast<int64_t>(d));
     layout.push_back(-1);
     for (size_t d = adv.back() + 1; d < rank; ++d) layout.push_back(static_cast<int64_t>(d));
   } else {
     layout.push_back(-1);
-    for (size_t d : rest) layout.push_back(static_cast<int64_t>(d));
+    for (size_t d = 0; d < rank; ++d) {
+      if (!f.values[d]) layout.push_back(static_cast<int64_t>(d));
+    }
   }
-  for (int64_t l : layout) {
-    if (l < 0) plan.shape.insert(plan.shape.end(), bshape.begin(), bshape.end());
-    else plan.shape.push_back(self.sizes[l]);
-  }
+  return layout;
+}
+
+// One offset into self per element of plan.shape.
+Status fill_offsets(const Tensor& self, const FlatIndices& f, const std::vector<size_t>& adv,
+                    const std::vector<int64_t>& bshape, const std::vector<int64_t>& layout, AdvancedIndex& plan) {
   // Row-major strides into each index's values after broadcasting to bshape.
-  std::vector<std::vector<int64_t>> istr(rank);
+  std::vector<std::vector<int64_t>> istr(f.values.size());
   for (size_t d : adv) {
     Tensor fake;
-    fake.sizes = shapes[d];
-    fake.strides = Tensor::contiguous_strides(shapes[d]);
+    fake.sizes = f.shapes[d];
+    fake.strides = Tensor::contiguous_strides(f.shapes[d]);
     istr[d] = broadcast_strides(fake, bshape);
   }
   const int64_t total = numel_of(plan.shape);
@@ -234,7 +241,7 @@ Result<AdvancedIndex> plan_advanced_index(const Tensor& self, const std::vector<
       for (size_t d : adv) {
         int64_t flat_i = 0;
         for (size_t b = 0; b < bshape.size(); ++b) flat_i += ctr[pos + b] * istr[d][b];
-        LATHE_ASSIGN_OR_RETURN(int64_t k, checked_index((*flat[d])[flat_i], self.sizes[d], "index", true));
+        LATHE_ASSIGN_OR_RETURN(int64_t k, checked_index((*f.values[d])[flat_i], self.sizes[d], "index", true));
         off += k * self.strides[d];
       }
       pos += bshape.size();
@@ -245,6 +252,29 @@ Result<AdvancedIndex> plan_advanced_index(const Tensor& self, const std::vector<
       ctr[q] = 0;
     }
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<AdvancedIndex> plan_advanced_index(const Tensor& self, const std::vector<const Tensor*>& indices_in) {
+  LATHE_RETURN_IF_ERROR(check_input(self, "index", "self"));
+  LATHE_ASSIGN_OR_RETURN(FlatIndices f, flatten_indices(self, indices_in));
+  std::vector<size_t> adv;
+  std::vector<int64_t> bshape;
+  for (size_t d = 0; d < f.values.size(); ++d) {
+    if (!f.values[d]) continue;
+    adv.push_back(d);
+    LATHE_ASSIGN_OR_RETURN(bshape, broadcast_shapes(bshape, f.shapes[d]));
+  }
+  if (adv.empty()) return every_element(self);
+  AdvancedIndex plan;
+  const std::vector<int64_t> layout = result_layout(f, adv);
+  for (int64_t l : layout) {
+    if (l < 0) plan.shape.insert(plan.shape.end(), bshape.begin(), bshape.end());
+    else plan.shape.push_back(self.sizes[l]);
+  }
+  LATHE_RETURN_IF_ERROR(fill_offsets(self, f, adv, bshape, layout, plan));
   return plan;
 }
 

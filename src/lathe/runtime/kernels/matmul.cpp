@@ -193,42 +193,33 @@ Status linear_out(const Tensor& input, const Tensor& weight, const Tensor* bias,
 // ---- adapters ------------------------------------------------------------------
 namespace {
 
+// mm / bmm (`rank` 2 / 3): self @ mat2.
+template <size_t kRank>
 Status mm_kernel(KernelCall& c) {
+  const char* op = kRank == 2 ? "mm" : "bmm";
   LATHE_ASSIGN_OR_RETURN(const Tensor* a, c.tensor("self"));
   LATHE_ASSIGN_OR_RETURN(const Tensor* b, c.tensor("mat2"));
-  LATHE_RETURN_IF_ERROR(check_mm_operands(*a, *b, 2, "mm"));
-  LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, a->dtype, {a->sizes[0], b->sizes[1]}));
-  return mm_out(*a, *b, *out);
+  LATHE_RETURN_IF_ERROR(check_mm_operands(*a, *b, kRank, op));
+  std::vector<int64_t> sizes(a->sizes.begin(), a->sizes.end() - 1);
+  sizes.push_back(b->sizes.back());
+  LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, a->dtype, sizes));
+  return kRank == 2 ? mm_out(*a, *b, *out) : bmm_out(*a, *b, *out);
 }
 
-Status addmm_kernel(KernelCall& c) {
+// addmm / baddbmm (`rank` 2 / 3): beta * self + alpha * (a @ b).
+template <size_t kRank>
+Status scaled_mm_kernel(KernelCall& c) {
+  const char* op = kRank == 2 ? "addmm" : "baddbmm";
   LATHE_ASSIGN_OR_RETURN(const Tensor* self, c.tensor("self"));
-  LATHE_ASSIGN_OR_RETURN(const Tensor* a, c.tensor("mat1"));
-  LATHE_ASSIGN_OR_RETURN(const Tensor* b, c.tensor("mat2"));
+  LATHE_ASSIGN_OR_RETURN(const Tensor* a, c.tensor(kRank == 2 ? "mat1" : "batch1"));
+  LATHE_ASSIGN_OR_RETURN(const Tensor* b, c.tensor(kRank == 2 ? "mat2" : "batch2"));
   LATHE_ASSIGN_OR_RETURN(Scalar beta, c.scalar("beta", Scalar::from_int(1)));
   LATHE_ASSIGN_OR_RETURN(Scalar alpha, c.scalar("alpha", Scalar::from_int(1)));
-  LATHE_RETURN_IF_ERROR(check_mm_operands(*a, *b, 2, "addmm"));
-  LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, a->dtype, {a->sizes[0], b->sizes[1]}));
-  return addmm_out(*self, *a, *b, beta, alpha, *out);
-}
-
-Status bmm_kernel(KernelCall& c) {
-  LATHE_ASSIGN_OR_RETURN(const Tensor* a, c.tensor("self"));
-  LATHE_ASSIGN_OR_RETURN(const Tensor* b, c.tensor("mat2"));
-  LATHE_RETURN_IF_ERROR(check_mm_operands(*a, *b, 3, "bmm"));
-  LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, a->dtype, {a->sizes[0], a->sizes[1], b->sizes[2]}));
-  return bmm_out(*a, *b, *out);
-}
-
-Status baddbmm_kernel(KernelCall& c) {
-  LATHE_ASSIGN_OR_RETURN(const Tensor* self, c.tensor("self"));
-  LATHE_ASSIGN_OR_RETURN(const Tensor* a, c.tensor("batch1"));
-  LATHE_ASSIGN_OR_RETURN(const Tensor* b, c.tensor("batch2"));
-  LATHE_ASSIGN_OR_RETURN(Scalar beta, c.scalar("beta", Scalar::from_int(1)));
-  LATHE_ASSIGN_OR_RETURN(Scalar alpha, c.scalar("alpha", Scalar::from_int(1)));
-  LATHE_RETURN_IF_ERROR(check_mm_operands(*a, *b, 3, "baddbmm"));
-  LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, a->dtype, {a->sizes[0], a->sizes[1], b->sizes[2]}));
-  return baddbmm_out(*self, *a, *b, beta, alpha, *out);
+  LATHE_RETURN_IF_ERROR(check_mm_operands(*a, *b, kRank, op));
+  std::vector<int64_t> sizes(a->sizes.begin(), a->sizes.end() - 1);
+  sizes.push_back(b->sizes.back());
+  LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, a->dtype, sizes));
+  return kRank == 2 ? addmm_out(*self, *a, *b, beta, alpha, *out) : baddbmm_out(*self, *a, *b, beta, alpha, *out);
 }
 
 Status matmul_kernel(KernelCall& c) {
@@ -255,10 +246,10 @@ Status linear_kernel(KernelCall& c) {
 }  // namespace
 
 void register_matmul_kernels(KernelRegistry& r) {
-  register_overloads(r, "mm", {"default"}, mm_kernel);
-  register_overloads(r, "addmm", {"default"}, addmm_kernel);
-  register_overloads(r, "bmm", {"default"}, bmm_kernel);
-  register_overloads(r, "baddbmm", {"default"}, baddbmm_kernel);
+  register_overloads(r, "mm", {"default"}, mm_kernel<2>);
+  register_overloads(r, "addmm", {"default"}, scaled_mm_kernel<2>);
+  register_overloads(r, "bmm", {"default"}, mm_kernel<3>);
+  register_overloads(r, "baddbmm", {"default"}, scaled_mm_kernel<3>);
   register_overloads(r, "matmul", {"default"}, matmul_kernel);
   register_overloads(r, "linear", {"default"}, linear_kernel);
 }

@@ -10,20 +10,14 @@ namespace lathe::kernels {
 
 namespace {
 
-Status sym_size_kernel(KernelCall& c) {
+// sym_size.int / sym_stride.int: one of self's sizes or strides.
+template <bool kStride>
+Status sym_dim_kernel(KernelCall& c) {
   LATHE_ASSIGN_OR_RETURN(const Tensor* self, c.tensor("self"));
   LATHE_ASSIGN_OR_RETURN(int64_t dim, c.int_arg("dim"));
   LATHE_ASSIGN_OR_RETURN(int64_t d, normalize_dim(dim, static_cast<int64_t>(self->sizes.size())));
-  if (self->sizes.empty()) return make_error("sym_size: a 0-d tensor has no dims");
-  return c.set_output(0, EValue(self->sizes[d]));
-}
-
-Status sym_stride_kernel(KernelCall& c) {
-  LATHE_ASSIGN_OR_RETURN(const Tensor* self, c.tensor("self"));
-  LATHE_ASSIGN_OR_RETURN(int64_t dim, c.int_arg("dim"));
-  LATHE_ASSIGN_OR_RETURN(int64_t d, normalize_dim(dim, static_cast<int64_t>(self->sizes.size())));
-  if (self->sizes.empty()) return make_error("sym_stride: a 0-d tensor has no dims");
-  return c.set_output(0, EValue(self->strides[d]));
+  if (self->sizes.empty()) return make_error(std::string(kStride ? "sym_stride" : "sym_size") + ": a 0-d tensor has no dims");
+  return c.set_output(0, EValue(kStride ? self->strides[d] : self->sizes[d]));
 }
 
 Status sym_numel_kernel(KernelCall& c) {
@@ -171,8 +165,8 @@ Status noop_kernel(KernelCall&) { return Status::Ok(); }
 }  // namespace
 
 void register_sym_kernels(KernelRegistry& r) {
-  register_overloads(r, "sym_size", {"int"}, sym_size_kernel);
-  register_overloads(r, "sym_stride", {"int"}, sym_stride_kernel);
+  register_overloads(r, "sym_size", {"int"}, sym_dim_kernel<false>);
+  register_overloads(r, "sym_stride", {"int"}, sym_dim_kernel<true>);
   register_overloads(r, "sym_numel", {"default"}, sym_numel_kernel);
   register_overloads(r, "sym_storage_offset", {"default"}, sym_storage_offset_kernel);
   register_overloads(r, "_local_scalar_dense", {"default"}, item_kernel);
