@@ -183,10 +183,20 @@ Status linear_out(const Tensor& input, const Tensor& weight, const Tensor* bias,
     x2.strides = {K, 1};
   }
   const MatView wt{weight.data(), weight.strides[1], weight.strides[0]};  // W^T as [K, N]
+  if (bias) {
+    LATHE_RETURN_IF_ERROR(check_input(*bias, "linear", "bias"));
+    LATHE_RETURN_IF_ERROR(check_dtype(*bias, input.dtype, "linear", "bias"));
+  }
+  // A float [N] bias is the GEMM's epilogue; any other broadcastable one a
+  // second pass.
+  if (input.dtype == DType::Float32 && bias && bias->sizes == std::vector<int64_t>{N}) {
+    const Tensor b = as_contiguous(*bias);
+    gemm_f32(M, N, K, mat(x2, 0, 1), wt, mdata<float>(out), N, cdata<float>(b));
+    return Status::Ok();
+  }
   LATHE_RETURN_IF_ERROR(gemm_typed(input.dtype, M, N, K, mat(x2, 0, 1), wt,
                                    out.storage->mutable_data() + out.storage_offset * static_cast<int64_t>(dtype_size(out.dtype))));
   if (!bias) return Status::Ok();
-  LATHE_RETURN_IF_ERROR(check_dtype(*bias, input.dtype, "linear", "bias"));
   return scale_add(*bias, Scalar::from_int(1), Scalar::from_int(1), out, "linear");
 }
 
