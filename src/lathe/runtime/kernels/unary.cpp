@@ -60,7 +60,7 @@ void unary_vec(const Tensor& in, Tensor& out, R rows, F f) {
   }
 }
 
-// y[i] = post(x[i], g(pre(x[i]))) for g = exp_f32, tanh_f32 or erf_f32, through a
+// y[i] = post(x[i], g(pre(x[i]))) for g = exp_f32 or tanh_f32, through a
 // block on the stack (y may be x, so x[i] is read before y[i] is written).
 template <typename Pre, typename G, typename Post>
 void composed_rows(const float* x, float* y, int64_t n, Pre pre, G g, Post post) {
@@ -111,14 +111,7 @@ Status float_op(UnaryOp op, const Tensor& in, Tensor& out, const UnaryParams& p)
           [](T x) { return x / (T(1) + std::exp(-x)); });
       break;
     case UnaryOp::Gelu:
-      unary_vec<T>(
-          in, out,
-          [](const float* x, float* y, int64_t n) {
-            composed_rows(
-                x, y, n, [](float v) { return v * static_cast<float>(M_SQRT1_2); }, erf_f32,
-                [](float v, float e) { return v * 0.5f * (1.0f + e); });
-          },
-          [](T x) { return x * T(0.5) * (T(1) + std::erf(x * T(M_SQRT1_2))); });
+      unary_vec<T>(in, out, gelu_f32, [](T x) { return x * T(0.5) * (T(1) + std::erf(x * T(M_SQRT1_2))); });
       break;
     case UnaryOp::GeluTanh:
       unary_vec<T>(

@@ -1,5 +1,6 @@
 #include "lathe/runtime/kernels/vector_math.h"
 
+#include <cmath>
 #include <cstring>
 
 #include "lathe/runtime/kernels/vector_math_inl.h"
@@ -19,13 +20,15 @@ namespace {
 using vmath::kLanes;
 using vmath::vf;
 
-enum class Fn { Exp, Tanh, Erf };
+enum class Fn { Exp, Tanh, Erf, Gelu };
 
 template <Fn F>
 [[gnu::always_inline]] inline vf f16(const vf& v) {
   if constexpr (F == Fn::Exp) return vmath::exp16(v);
   else if constexpr (F == Fn::Tanh) return vmath::tanh16(v);
-  else return vmath::erf16(v);
+  else if constexpr (F == Fn::Erf) return vmath::erf16(v);
+  // ATen's formula and order of operations, in float.
+  else return v * 0.5f * (1.0f + vmath::erf16(v * static_cast<float>(M_SQRT1_2)));
 }
 
 // Applies F to n floats, 16 at a time; the tail goes through a zero-padded
@@ -59,6 +62,11 @@ void tanh_f32(const float* x, float* y, int64_t n) {
 LATHE_MATH_CLONES
 void erf_f32(const float* x, float* y, int64_t n) {
   map16<Fn::Erf>(x, y, n);
+}
+
+LATHE_MATH_CLONES
+void gelu_f32(const float* x, float* y, int64_t n) {
+  map16<Fn::Gelu>(x, y, n);
 }
 
 }  // namespace lathe::kernels

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -102,6 +103,28 @@ TEST(VectorMath, ErfWithinTwoUlpOfLibm) {
   float at = 0;
   const int64_t w = worst_ulp(erf_f32, erf_ref, erf_sweep(), at);
   EXPECT_LE(w, 2) << "at x = " << at;
+}
+
+// GELU against the scalar formula it replaces (float, libm erff). Both
+// round 1 + erf(x / sqrt 2) in float, so where that cancels (x < -2) they
+// agree to an ulp or two of 1 times |x|, not relatively.
+TEST(VectorMath, GeluMatchesTheScalarFormula) {
+  std::vector<float> xs;
+  for (float x = -12.0f; x <= 12.0f; x += 0.00731f) xs.push_back(x);
+  std::vector<float> y(xs.size());
+  gelu_f32(xs.data(), y.data(), static_cast<int64_t>(xs.size()));
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const float x = xs[i];
+    const float want = x * 0.5f * (1.0f + std::erf(x * static_cast<float>(M_SQRT1_2)));
+    ASSERT_NEAR(y[i], want, 2.5e-7f * std::max(1.0f, std::abs(x))) << "x = " << x;
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  const float special[] = {inf, 0.0f, std::numeric_limits<float>::quiet_NaN()};
+  float out[3];
+  gelu_f32(special, out, 3);
+  EXPECT_EQ(out[0], inf);
+  EXPECT_EQ(out[1], 0.0f);
+  EXPECT_TRUE(std::isnan(out[2]));
 }
 
 TEST(VectorMath, ErfSpecialValuesExactly) {
