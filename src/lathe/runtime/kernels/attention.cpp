@@ -93,7 +93,7 @@ void attend(const Problem& p, int64_t b0, int64_t b1) {
   std::vector<float> scores(static_cast<size_t>(block * p.S)), inv_sums(static_cast<size_t>(block));
   for (int64_t b = b0; b < b1; ++b) {
     const PackedB kt = PackedB::pack(tiles, p.E, p.S, MatView{p.k.at(b), p.k.cs, p.k.rs});  // K^T: [E, S]
-    const PackedB vp = PackedB::pack(tiles, p.S, p.Ev, MatView{p.v.at(b), p.v.rs, p.v.cs});
+    const PackedB vp = PackedB::pack(p.Ev <= 16 ? gemm_tiles_narrow() : tiles, p.S, p.Ev, MatView{p.v.at(b), p.v.rs, p.v.cs});
     for (int64_t i0 = 0; i0 < p.L; i0 += block) {
       attend_rows(p, b, i0, std::min(block, p.L - i0), kt, vp, scores.data(), inv_sums.data());
     }

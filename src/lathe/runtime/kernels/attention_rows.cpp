@@ -69,12 +69,24 @@ using vmath::vf;
   float m = vmath::hmax(vmax);
   if (m == -kInf) m = 0.0f;
   const vf vm = vmath::splat(m);
-  vf sum = {};
-  for (int64_t j = 0; j < full; j += kLanes) {
+  vf sum = {}, sum2 = {};
+  int64_t j = 0;
+  // Two vectors a step: exp is a long chain of dependent operations, and
+  // two independent ones side by side keep the FMA units busier.
+  for (; j + 2 * kLanes <= full; j += 2 * kLanes) {
+    const vf e = vmath::exp16(vmath::load(row + j) - vm);
+    const vf e2 = vmath::exp16(vmath::load(row + j + kLanes) - vm);
+    vmath::store(row + j, e);
+    vmath::store(row + j + kLanes, e2);
+    sum += e;
+    sum2 += e2;
+  }
+  for (; j < full; j += kLanes) {
     const vf e = vmath::exp16(vmath::load(row + j) - vm);
     vmath::store(row + j, e);
     sum += e;
   }
+  sum += sum2;
   if (rest) {
     const vf e = vmath::exp16(tail - vm);
     store_tail(row + full, rest, e);

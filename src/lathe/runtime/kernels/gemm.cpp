@@ -144,7 +144,7 @@ void gemm_f32(int64_t M, int64_t N, int64_t K, MatView A, MatView B, float* C, i
   if (K == 0 || (M >= 2 && N >= 8)) {
     GemmEpilogue e;
     e.bias = bias;
-    gemm_blocked(gemm_tiles(), M, N, K, A, B, C, ldc, e);  // K == 0: C = bias, or 0
+    gemm_blocked(N <= 16 ? gemm_tiles_narrow() : gemm_tiles(), M, N, K, A, B, C, ldc, e);  // K == 0: C = bias, or 0
     return;
   }
   gemm_rows(M, N, K, A, B, C, ldc);

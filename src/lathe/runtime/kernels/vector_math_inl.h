@@ -56,16 +56,25 @@ constexpr int kLanes = 16;
 
 [[gnu::always_inline]] inline vf vmax(const vf& a, const vf& b) { return a > b ? a : b; }
 
-[[gnu::always_inline]] inline float hmax(const vf& v) {
-  float m = v[0];
-  for (int l = 1; l < kLanes; ++l) m = v[l] > m ? v[l] : m;
-  return m;
+// Horizontal max and sum by halving (lanes l and l + 8, then l + 4, ...):
+// four dependent steps where a lane-by-lane loop makes fifteen, which
+// cost as much as the vector work on a row of 128. (A template, not a
+// lambda: a lambda would be a separate function, compiled for baseline.)
+template <bool Max>
+[[gnu::always_inline]] inline vf combine(const vf& a, const vf& b) {
+  if constexpr (Max) return vmax(a, b);
+  else return a + b;
 }
-[[gnu::always_inline]] inline float hsum(const vf& v) {
-  float s = 0;
-  for (int l = 0; l < kLanes; ++l) s += v[l];
-  return s;
+template <bool Max>
+[[gnu::always_inline]] inline float reduce(const vf& x) {
+  vf v = combine<Max>(x, __builtin_shuffle(x, vi{8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7}));
+  v = combine<Max>(v, __builtin_shuffle(v, vi{4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11}));
+  v = combine<Max>(v, __builtin_shuffle(v, vi{2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13}));
+  v = combine<Max>(v, __builtin_shuffle(v, vi{1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14}));
+  return v[0];
 }
+[[gnu::always_inline]] inline float hmax(const vf& v) { return reduce<true>(v); }
+[[gnu::always_inline]] inline float hsum(const vf& v) { return reduce<false>(v); }
 
 // 2^n for integer n in [-126, 127], in the exponent bits.
 [[gnu::always_inline]] inline vf pow2i(const vi& n) { return as_float((n + 127) << 23); }
