@@ -83,6 +83,18 @@ Status mm_out(const Tensor& a, const Tensor& b, Tensor& out) {
 }
 
 Status addmm_out(const Tensor& self, const Tensor& a, const Tensor& b, Scalar beta, Scalar alpha, Tensor& out) {
+  // self + a @ b with a float [N] self (a linear's bias) is the GEMM's
+  // epilogue; anything else a second pass.
+  const int64_t N = b.sizes.size() == 2 ? b.sizes[1] : -1;
+  if (a.dtype == DType::Float32 && self.dtype == DType::Float32 && self.sizes == std::vector<int64_t>{N} &&
+      beta.to<double>() == 1.0 && alpha.to<double>() == 1.0) {
+    LATHE_RETURN_IF_ERROR(check_input(self, "addmm", "self"));
+    LATHE_RETURN_IF_ERROR(check_mm_operands(a, b, 2, "addmm"));
+    LATHE_RETURN_IF_ERROR(check_out(out, a.dtype, {a.sizes[0], N}, "addmm"));
+    const Tensor bias = as_contiguous(self);
+    gemm_f32(a.sizes[0], N, a.sizes[1], mat(a, 0, 1), mat(b, 0, 1), mdata<float>(out), N, cdata<float>(bias));
+    return Status::Ok();
+  }
   LATHE_RETURN_IF_ERROR(mm_out(a, b, out));
   return scale_add(self, beta, alpha, out, "addmm");
 }
