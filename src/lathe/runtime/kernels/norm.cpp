@@ -96,10 +96,13 @@ void layer_norm_rows_f32(const float* x, float* y, int64_t M, int64_t N, const f
     double ss = hsum(vss);
     for (int64_t j = full; j < N; ++j) ss += (xr[j] - mu) * (xr[j] - mu);
     const float rs = 1.0f / std::sqrt(static_cast<float>(ss / static_cast<double>(N)) + eps);
-    const float shift = -rs * static_cast<float>(mu);
+    // (x - mean) rs, not x rs - mean rs: these clones contract x rs + shift
+    // into an FMA, which leaves the product's rounding error where x equals
+    // the mean (a row of one, or a constant row) instead of exactly 0.
+    const float muf = static_cast<float>(mu);
     float* yr = y + i * N;
-    for (int64_t j = 0; j < full; j += 8) simd::store8(yr + j, (load8(xr + j) * rs + shift) * load8(w + j) + load8(b + j));
-    for (int64_t j = full; j < N; ++j) yr[j] = (xr[j] * rs + shift) * w[j] + b[j];
+    for (int64_t j = 0; j < full; j += 8) simd::store8(yr + j, ((load8(xr + j) - muf) * rs) * load8(w + j) + load8(b + j));
+    for (int64_t j = full; j < N; ++j) yr[j] = ((xr[j] - muf) * rs) * w[j] + b[j];
     if (mean) mean[i] = static_cast<float>(mu);
     if (rstd) rstd[i] = rs;
   }
