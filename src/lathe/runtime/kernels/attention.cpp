@@ -3,91 +3,168 @@
 //
 //   scores = q @ k^T * scale  (+ mask: additive, or -inf where a bool mask is false)
 //   out    = softmax(scores) @ v
+//
+// Per (batch, head) matrix: K^T and V are packed once for the GEMM tiles
+// (gemm_blocked.h), then query rows go through in blocks whose scores fit
+// in L1 (kScoreBlock): scores = Q K^T, the row pass turns them into
+// softmax numerators (attention_rows.h: scale, mask, max, exp, sum in two
+// vectorised sweeps), out = numerators @ V, each output row divided by its
+// sum. So the score matrix never leaves L1 and no pass normalises it.
+// q, k and v are read in place, whatever their strides.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "lathe/runtime/kernels/attention.h"
-#include "lathe/runtime/kernels/gemm.h"
-#include "lathe/runtime/kernels/vector_math.h"
+#include "lathe/runtime/kernels/attention_rows.h"
+#include "lathe/runtime/kernels/gemm_blocked.h"
 #include "lathe/runtime/kernels/register.h"
 #include "lathe/runtime/kernels/util.h"
+#include "lathe/runtime/parallel.h"
 
 namespace lathe::kernels {
 
-Status sdpa(const SdpaArgs& a, Tensor& out, Tensor* logsumexp) {
-  const Tensor& q0 = *a.q;
-  const size_t r = q0.sizes.size();
+namespace {
+
+// Scores per block of query rows: 16 KiB, so a block stays in L1 beside
+// the packed K^T and V panels it meets.
+constexpr int64_t kScoreBlock = 4096;
+
+// Element offset of each matrix (last two dims) of t from t.data(), batch
+// dims flattened in order.
+std::vector<int64_t> matrix_offsets(const Tensor& t) {
+  std::vector<int64_t> offs{0};
+  for (size_t d = 0; d + 2 < t.sizes.size(); ++d) {
+    std::vector<int64_t> next;
+    next.reserve(offs.size() * static_cast<size_t>(t.sizes[d]));
+    for (int64_t o : offs)
+      for (int64_t i = 0; i < t.sizes[d]; ++i) next.push_back(o + i * t.strides[d]);
+    offs = std::move(next);
+  }
+  return offs;
+}
+
+// A rank-r operand's matrices: base pointer, batch offsets, row and column strides.
+struct Operand {
+  const float* base;
+  std::vector<int64_t> offs;
+  int64_t rs, cs;
+  explicit Operand(const Tensor& t)
+      : base(cdata<float>(t)), offs(matrix_offsets(t)), rs(t.strides[t.sizes.size() - 2]), cs(t.strides.back()) {}
+  const float* at(int64_t b) const { return base + offs[static_cast<size_t>(b)]; }
+};
+
+struct Problem {
+  int64_t L, S, E, Ev;
+  float scale;
+  bool causal;
+  Operand q, k, v;
+  const float* mask;  // [B, L, S] additive, or nullptr
+  float* out;         // [B, L, Ev]
+  float* lse;         // [B, L], or nullptr
+};
+
+// Query rows [i0, i0 + m) of matrix b, given K^T and V packed.
+void attend_rows(const Problem& p, int64_t b, int64_t i0, int64_t m, const PackedB& kt, const PackedB& vp, float* scores,
+                 float* inv_sums) {
+  const SoftmaxRows& rows = softmax_rows();
+  gemm_packed(m, MatView{p.q.at(b) + i0 * p.q.rs, p.q.rs, p.q.cs}, kt, scores, p.S);
+  for (int64_t i = 0; i < m; ++i) {
+    float* row = scores + i * p.S;
+    const int64_t n = p.causal ? std::min(p.S, i0 + i + 1) : p.S;  // causal: key j <= query i
+    float mx = 0;
+    float sum = rows.numerators(row, n, p.scale, p.mask ? p.mask + (b * p.L + i0 + i) * p.S : nullptr, &mx);
+    std::fill(row + n, row + p.S, 0.0f);
+    if (sum == 0) sum = 1;  // a masked-out row: numerators 0, output 0
+    inv_sums[i] = 1.0f / sum;
+    if (p.lse) p.lse[b * p.L + i0 + i] = mx + std::log(sum);
+  }
+  float* o = p.out + (b * p.L + i0) * p.Ev;
+  gemm_packed(m, MatView{scores, p.S, 1}, vp, o, p.Ev);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < p.Ev; ++j) o[i * p.Ev + j] *= inv_sums[i];
+}
+
+// Matrices [b0, b1).
+void attend(const Problem& p, int64_t b0, int64_t b1) {
+  const TileSet& tiles = gemm_tiles();
+  int64_t block = std::clamp<int64_t>(kScoreBlock / std::max<int64_t>(p.S, 1), 1, std::max<int64_t>(p.L, 1));
+  if (block > tiles.mr) block -= block % tiles.mr;
+  std::vector<float> scores(static_cast<size_t>(block * p.S)), inv_sums(static_cast<size_t>(block));
+  for (int64_t b = b0; b < b1; ++b) {
+    const PackedB kt = PackedB::pack(tiles, p.E, p.S, MatView{p.k.at(b), p.k.cs, p.k.rs});  // K^T: [E, S]
+    const PackedB vp = PackedB::pack(p.Ev <= 16 ? gemm_tiles_narrow() : tiles, p.S, p.Ev, MatView{p.v.at(b), p.v.rs, p.v.cs});
+    for (int64_t i0 = 0; i0 < p.L; i0 += block) {
+      attend_rows(p, b, i0, std::min(block, p.L - i0), kt, vp, scores.data(), inv_sums.data());
+    }
+  }
+}
+
+Status check_shapes(const SdpaArgs& a) {
+  const Tensor& q = *a.q;
+  const size_t r = q.sizes.size();
   if (r < 2 || a.k->sizes.size() != r || a.v->sizes.size() != r) {
     return make_error("scaled_dot_product_attention: query, key and value need the same rank >= 2");
   }
-  LATHE_RETURN_IF_ERROR(check_dtype(q0, DType::Float32, "scaled_dot_product_attention", "query"));
-  LATHE_RETURN_IF_ERROR(check_same_dtype(q0, *a.k, "scaled_dot_product_attention"));
-  LATHE_RETURN_IF_ERROR(check_same_dtype(q0, *a.v, "scaled_dot_product_attention"));
+  LATHE_RETURN_IF_ERROR(check_dtype(q, DType::Float32, "scaled_dot_product_attention", "query"));
+  LATHE_RETURN_IF_ERROR(check_same_dtype(q, *a.k, "scaled_dot_product_attention"));
+  LATHE_RETURN_IF_ERROR(check_same_dtype(q, *a.v, "scaled_dot_product_attention"));
   if (a.dropout_p > 0) return make_error("scaled_dot_product_attention: dropout_p > 0 is not supported (random)");
-  const std::vector<int64_t> batch(q0.sizes.begin(), q0.sizes.end() - 2);
+  const std::vector<int64_t> batch(q.sizes.begin(), q.sizes.end() - 2);
   if (std::vector<int64_t>(a.k->sizes.begin(), a.k->sizes.end() - 2) != batch ||
       std::vector<int64_t>(a.v->sizes.begin(), a.v->sizes.end() - 2) != batch) {
     return make_error("scaled_dot_product_attention: query, key and value batch dims differ (grouped-query attention is not supported)");
   }
-  const int64_t L = q0.sizes[r - 2], E = q0.sizes[r - 1], S = a.k->sizes[r - 2], Ev = a.v->sizes[r - 1];
-  if (a.k->sizes[r - 1] != E || a.v->sizes[r - 2] != S) {
-    return make_error("scaled_dot_product_attention: shapes " + shape_string(q0.sizes) + ", " + shape_string(a.k->sizes) +
+  if (a.k->sizes[r - 1] != q.sizes[r - 1] || a.v->sizes[r - 2] != a.k->sizes[r - 2]) {
+    return make_error("scaled_dot_product_attention: shapes " + shape_string(q.sizes) + ", " + shape_string(a.k->sizes) +
                       ", " + shape_string(a.v->sizes) + " do not fit");
   }
+  return Status::Ok();
+}
+
+// The mask broadcast to `shape` ([batch..., L, S]), as additive float values.
+Result<Tensor> additive_mask(const Tensor& mask, const std::vector<int64_t>& shape) {
+  LATHE_ASSIGN_OR_RETURN(auto bs, broadcast_shapes(mask.sizes, shape));
+  if (bs != shape) {
+    return make_error("scaled_dot_product_attention: mask " + shape_string(mask.sizes) + " does not broadcast to " + shape_string(shape));
+  }
+  Tensor add = Tensor::empty(DType::Float32, shape);
+  if (mask.dtype != DType::Bool) {
+    LATHE_RETURN_IF_ERROR(copy_into(mask, add));
+    return add;
+  }
+  Tensor m = Tensor::empty(DType::Bool, shape);
+  LATHE_RETURN_IF_ERROR(copy_into(mask, m));
+  const bool* mp = cdata<bool>(m);
+  float* ap = mdata<float>(add);
+  for (int64_t i = 0; i < m.numel(); ++i) ap[i] = mp[i] ? 0.0f : -std::numeric_limits<float>::infinity();
+  return add;
+}
+
+}  // namespace
+
+Status sdpa(const SdpaArgs& a, Tensor& out, Tensor* logsumexp) {
+  LATHE_RETURN_IF_ERROR(check_shapes(a));
+  const size_t r = a.q->sizes.size();
+  const std::vector<int64_t> batch(a.q->sizes.begin(), a.q->sizes.end() - 2);
+  const int64_t L = a.q->sizes[r - 2], E = a.q->sizes[r - 1], S = a.k->sizes[r - 2], Ev = a.v->sizes[r - 1];
   std::vector<int64_t> oshape = batch;
   oshape.push_back(L);
   oshape.push_back(Ev);
   LATHE_RETURN_IF_ERROR(check_out(out, DType::Float32, oshape, "scaled_dot_product_attention"));
-  const Tensor q = as_contiguous(q0), k = as_contiguous(*a.k), v = as_contiguous(*a.v);
-  const int64_t B = numel_of(batch);
-  // The mask broadcast to [batch..., L, S], as additive float values.
   Tensor add_mask;
   if (a.mask) {
     std::vector<int64_t> mshape = batch;
     mshape.push_back(L);
     mshape.push_back(S);
-    LATHE_ASSIGN_OR_RETURN(auto bs, broadcast_shapes(a.mask->sizes, mshape));
-    if (bs != mshape) return make_error("scaled_dot_product_attention: mask " + shape_string(a.mask->sizes) + " does not broadcast to " + shape_string(mshape));
-    add_mask = Tensor::empty(DType::Float32, mshape);
-    if (a.mask->dtype == DType::Bool) {
-      Tensor m = Tensor::empty(DType::Bool, mshape);
-      LATHE_RETURN_IF_ERROR(copy_into(*a.mask, m));
-      const bool* mp = cdata<bool>(m);
-      float* ap = mdata<float>(add_mask);
-      for (int64_t i = 0; i < m.numel(); ++i) ap[i] = mp[i] ? 0.0f : -std::numeric_limits<float>::infinity();
-    } else {
-      LATHE_RETURN_IF_ERROR(copy_into(*a.mask, add_mask));
-    }
+    LATHE_ASSIGN_OR_RETURN(add_mask, additive_mask(*a.mask, mshape));
   }
   const float scale = static_cast<float>(a.scale.value_or(1.0 / std::sqrt(static_cast<double>(E))));
-  std::vector<float> scores(static_cast<size_t>(L * S));
-  float* o = mdata<float>(out);
-  for (int64_t b = 0; b < B; ++b) {
-    const float* qb = cdata<float>(q) + b * L * E;
-    const float* kb = cdata<float>(k) + b * S * E;
-    const float* vb = cdata<float>(v) + b * S * Ev;
-    gemm_f32(L, S, E, MatView{qb, E, 1}, MatView{kb, 1, E}, scores.data(), S);
-    for (int64_t i = 0; i < L; ++i) {
-      float* row = scores.data() + i * S;
-      const float* mrow = a.mask ? cdata<float>(add_mask) + (b * L + i) * S : nullptr;
-      float mx = -std::numeric_limits<float>::infinity();
-      for (int64_t j = 0; j < S; ++j) {
-        float s = row[j] * scale;
-        if (mrow) s += mrow[j];
-        if (a.causal && j > i) s = -std::numeric_limits<float>::infinity();
-        row[j] = s;
-        mx = std::max(mx, s);
-      }
-      for (int64_t j = 0; j < S; ++j) row[j] -= mx;
-      exp_f32(row, row, S);
-      double sum = 0;
-      for (int64_t j = 0; j < S; ++j) sum += row[j];
-      const float inv = 1.0f / static_cast<float>(sum);
-      for (int64_t j = 0; j < S; ++j) row[j] *= inv;
-      if (logsumexp) mdata<float>(*logsumexp)[b * L + i] = mx + static_cast<float>(std::log(sum));
-    }
-    gemm_f32(L, Ev, S, MatView{scores.data(), S, 1}, MatView{vb, Ev, 1}, o + b * L * Ev, Ev);
-  }
+  const Problem p{L, S, E, Ev, scale, a.causal, Operand(*a.q), Operand(*a.k), Operand(*a.v),
+                  a.mask ? cdata<float>(add_mask) : nullptr, mdata<float>(out),
+                  logsumexp ? mdata<float>(*logsumexp) : nullptr};
+  // Matrices are independent: threads take whole ones.
+  parallel_for(0, numel_of(batch), 1, [&](int64_t b0, int64_t b1) { attend(p, b0, b1); });
   return Status::Ok();
 }
 

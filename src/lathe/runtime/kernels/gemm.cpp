@@ -97,22 +97,8 @@ std::vector<float> pack(const MatView& m, int64_t rows, int64_t cols) {
   return out;
 }
 
-}  // namespace
-
-void gemm_f32(int64_t M, int64_t N, int64_t K, MatView A, MatView B, float* C, int64_t ldc) {
-  if (M == 0 || N == 0) return;
-  if (K == 0) {
-    for (int64_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + N, 0.0f);
-    return;
-  }
-  // Two rows or more: the blocked GEMM, which packs B a block at a time
-  // and reads it once for all rows. One row is a matrix-vector product,
-  // bound by reading B; the row kernels below stream B as it lies. So do
-  // a few columns, where most of a 16- or 32-wide tile would be padding.
-  if (M >= 2 && N >= 8) {
-    gemm_blocked(gemm_tiles(), M, N, K, A, B, C, ldc);
-    return;
-  }
+// C = A @ B through the row kernels above (K > 0).
+void gemm_rows(int64_t M, int64_t N, int64_t K, MatView A, MatView B, float* C, int64_t ldc) {
   std::vector<float> a_packed, b_packed;
   const float* a = static_cast<const float*>(A.data);
   int64_t lda = A.row_stride;
@@ -145,6 +131,26 @@ void gemm_f32(int64_t M, int64_t N, int64_t K, MatView A, MatView B, float* C, i
     const int64_t blocks = (N + 15) / 16;
     parallel_for(0, blocks, 1, [&](int64_t b0, int64_t b1) { run(0, M, b0 * 16, std::min(N, b1 * 16)); });
   }
+}
+
+}  // namespace
+
+void gemm_f32(int64_t M, int64_t N, int64_t K, MatView A, MatView B, float* C, int64_t ldc, const float* bias) {
+  if (M == 0 || N == 0) return;
+  // Two rows or more: the blocked GEMM, which packs B a block at a time
+  // and reads it once for all rows. One row is a matrix-vector product,
+  // bound by reading B; the row kernels below stream B as it lies. So do
+  // a few columns, where most of a 16- or 32-wide tile would be padding.
+  if (K == 0 || (M >= 2 && N >= 8)) {
+    GemmEpilogue e;
+    e.bias = bias;
+    gemm_blocked(N <= 16 ? gemm_tiles_narrow() : gemm_tiles(), M, N, K, A, B, C, ldc, e);  // K == 0: C = bias, or 0
+    return;
+  }
+  gemm_rows(M, N, K, A, B, C, ldc);
+  if (!bias) return;
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) C[i * ldc + j] += bias[j];
 }
 
 }  // namespace lathe::kernels

@@ -21,7 +21,9 @@ struct MatView {
   int64_t col_stride;
 };
 
-void gemm_f32(int64_t M, int64_t N, int64_t K, MatView A, MatView B, float* C, int64_t ldc);
+// bias: N values added to every row of C (the blocked GEMM adds them as its
+// tiles start, not in a second pass), or nullptr.
+void gemm_f32(int64_t M, int64_t N, int64_t K, MatView A, MatView B, float* C, int64_t ldc, const float* bias = nullptr);
 
 template <typename T>
 void gemm_ref(int64_t M, int64_t N, int64_t K, MatView A, MatView B, T* C, int64_t ldc) {

@@ -165,6 +165,11 @@ const TileSet& gemm_tiles() {
   return t;
 }
 
+const TileSet& gemm_tiles_narrow() {
+  static const TileSet& t = gemm_tiles().isa == simd::Isa::Avx512 && tiles_avx512_narrow() ? *tiles_avx512_narrow() : gemm_tiles();
+  return t;
+}
+
 PackedB PackedB::pack(const TileSet& tiles, int64_t K, int64_t N, MatView B) {
   PackedB p;
   p.tiles_ = &tiles;

@@ -35,6 +35,10 @@ namespace lathe::kernels {
 const TileSet& gemm_tiles();
 // A given set, or nullptr where this CPU or build lacks it (tests).
 const TileSet* gemm_tiles_for(simd::Isa isa);
+// The set for products of at most 16 columns: AVX-512's 16-wide tiles
+// when gemm_tiles() is AVX-512's (its 32-wide ones would compute half
+// padding there), else gemm_tiles().
+const TileSet& gemm_tiles_narrow();
 
 struct GemmEpilogue {
   const float* bias = nullptr;  // N values, or nullptr

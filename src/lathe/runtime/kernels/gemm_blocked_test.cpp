@@ -1,5 +1,5 @@
 // The blocked GEMM against a double-precision triple loop, for every tile
-// set this CPU has (scalar always, AVX2 and AVX-512 where present), per
+// set this CPU has (scalar always, AVX2 and AVX-512's two where present), per
 // call and prepacked, on shapes that cross every edge: partial row tiles,
 // partial panels, several k blocks (KC = 256), column blocks (NC = 512),
 // strided and transposed operands, bias and clamp, one and two threads.
@@ -95,6 +95,7 @@ std::vector<const TileSet*> available_sets() {
   for (simd::Isa isa : {simd::Isa::Scalar, simd::Isa::Avx2, simd::Isa::Avx512}) {
     if (const TileSet* t = gemm_tiles_for(isa)) sets.push_back(t);
   }
+  if (gemm_tiles_for(simd::Isa::Avx512) && tiles_avx512_narrow()) sets.push_back(tiles_avx512_narrow());
   return sets;
 }
 
@@ -168,6 +169,9 @@ TEST(GemmBlocked, UsesTheWidestSetTheCpuHas) {
   else if (gemm_tiles_for(simd::Isa::Avx2)) EXPECT_EQ(t.isa, simd::Isa::Avx2);
   else EXPECT_EQ(t.isa, simd::Isa::Scalar);
   EXPECT_NE(gemm_tiles_for(simd::Isa::Scalar), nullptr);  // the fallback is always there
+  const TileSet& n = gemm_tiles_narrow();
+  EXPECT_EQ(n.isa, t.isa);
+  EXPECT_EQ(n.nr, t.isa == simd::Isa::Avx512 ? 16 : t.nr);
 }
 
 }  // namespace

@@ -52,6 +52,7 @@ struct TileSet {
 const TileSet& tiles_scalar();
 const TileSet* tiles_avx2();    // nullptr where not compiled (not x86-64 GCC/Clang)
 const TileSet* tiles_avx512();
+const TileSet* tiles_avx512_narrow();  // 16 columns wide
 
 
 

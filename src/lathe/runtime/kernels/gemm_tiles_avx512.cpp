@@ -1,4 +1,5 @@
-// AVX-512 tiles: 8 rows x 32 columns (two zmm per row), 16 accumulators.
+// AVX-512 tiles: 8 rows x 32 columns (two zmm per row), 16 accumulators;
+// and 8 x 16 for narrow products.
 //
 // Why 8x32: per k step it is 2 panel loads and 8 broadcasts for 16 FMAs,
 // which two FMA ports finish in 8 cycles, well inside what two load ports
@@ -22,9 +23,6 @@ namespace lathe::kernels {
 
 namespace {
 
-constexpr int kNv = 2;
-constexpr int kNr = 16 * kNv;
-
 LATHE_AVX512 inline __mmask16 column_mask(int nr, int v) {
   const int left = nr - 16 * v;
   if (left >= 16) return static_cast<__mmask16>(0xFFFF);
@@ -32,8 +30,10 @@ LATHE_AVX512 inline __mmask16 column_mask(int nr, int v) {
   return static_cast<__mmask16>((1u << left) - 1);
 }
 
-template <int MR>
+// MR rows x 16 * kNv columns.
+template <int MR, int kNv>
 LATHE_AVX512 void tile(const TileArgs& p) {
+  constexpr int kNr = 16 * kNv;
   __mmask16 mask[kNv];
   for (int v = 0; v < kNv; ++v) mask[v] = column_mask(p.nr, v);
   __m512 acc[MR][kNv];
@@ -83,16 +83,31 @@ LATHE_AVX512 void tile(const TileArgs& p) {
   }
 }
 
-const TileSet kSet = {simd::Isa::Avx512, "avx512", 8, kNr, {nullptr, tile<1>, tile<2>, tile<3>, tile<4>, tile<5>, tile<6>, tile<7>, tile<8>}};
+const TileSet kSet = {simd::Isa::Avx512,
+                      "avx512",
+                      8,
+                      32,
+                      {nullptr, tile<1, 2>, tile<2, 2>, tile<3, 2>, tile<4, 2>, tile<5, 2>, tile<6, 2>, tile<7, 2>, tile<8, 2>}};
+
+// 8 x 16 for products of at most 16 columns (attention's P V with a head
+// of 16), where a 32-wide tile would compute as much padding as result.
+// 8 accumulators still cover the FMA latency of two ports.
+const TileSet kNarrow = {simd::Isa::Avx512,
+                         "avx512-n16",
+                         8,
+                         16,
+                         {nullptr, tile<1, 1>, tile<2, 1>, tile<3, 1>, tile<4, 1>, tile<5, 1>, tile<6, 1>, tile<7, 1>, tile<8, 1>}};
 
 }  // namespace
 
 const TileSet* tiles_avx512() { return &kSet; }
+const TileSet* tiles_avx512_narrow() { return &kNarrow; }
 
 }  // namespace lathe::kernels
 
 #else
 namespace lathe::kernels {
 const TileSet* tiles_avx512() { return nullptr; }
+const TileSet* tiles_avx512_narrow() { return nullptr; }
 }  // namespace lathe::kernels
 #endif

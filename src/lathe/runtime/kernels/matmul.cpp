@@ -83,6 +83,18 @@ Status mm_out(const Tensor& a, const Tensor& b, Tensor& out) {
 }
 
 Status addmm_out(const Tensor& self, const Tensor& a, const Tensor& b, Scalar beta, Scalar alpha, Tensor& out) {
+  // self + a @ b with a float [N] self (a linear's bias) is the GEMM's
+  // epilogue; anything else a second pass.
+  const int64_t N = b.sizes.size() == 2 ? b.sizes[1] : -1;
+  if (a.dtype == DType::Float32 && self.dtype == DType::Float32 && self.sizes == std::vector<int64_t>{N} &&
+      beta.to<double>() == 1.0 && alpha.to<double>() == 1.0) {
+    LATHE_RETURN_IF_ERROR(check_input(self, "addmm", "self"));
+    LATHE_RETURN_IF_ERROR(check_mm_operands(a, b, 2, "addmm"));
+    LATHE_RETURN_IF_ERROR(check_out(out, a.dtype, {a.sizes[0], N}, "addmm"));
+    const Tensor bias = as_contiguous(self);
+    gemm_f32(a.sizes[0], N, a.sizes[1], mat(a, 0, 1), mat(b, 0, 1), mdata<float>(out), N, cdata<float>(bias));
+    return Status::Ok();
+  }
   LATHE_RETURN_IF_ERROR(mm_out(a, b, out));
   return scale_add(self, beta, alpha, out, "addmm");
 }
@@ -183,10 +195,20 @@ Status linear_out(const Tensor& input, const Tensor& weight, const Tensor* bias,
     x2.strides = {K, 1};
   }
   const MatView wt{weight.data(), weight.strides[1], weight.strides[0]};  // W^T as [K, N]
+  if (bias) {
+    LATHE_RETURN_IF_ERROR(check_input(*bias, "linear", "bias"));
+    LATHE_RETURN_IF_ERROR(check_dtype(*bias, input.dtype, "linear", "bias"));
+  }
+  // A float [N] bias is the GEMM's epilogue; any other broadcastable one a
+  // second pass.
+  if (input.dtype == DType::Float32 && bias && bias->sizes == std::vector<int64_t>{N}) {
+    const Tensor b = as_contiguous(*bias);
+    gemm_f32(M, N, K, mat(x2, 0, 1), wt, mdata<float>(out), N, cdata<float>(b));
+    return Status::Ok();
+  }
   LATHE_RETURN_IF_ERROR(gemm_typed(input.dtype, M, N, K, mat(x2, 0, 1), wt,
                                    out.storage->mutable_data() + out.storage_offset * static_cast<int64_t>(dtype_size(out.dtype))));
   if (!bias) return Status::Ok();
-  LATHE_RETURN_IF_ERROR(check_dtype(*bias, input.dtype, "linear", "bias"));
   return scale_add(*bias, Scalar::from_int(1), Scalar::from_int(1), out, "linear");
 }
 

@@ -92,7 +92,7 @@ Status float_op(UnaryOp op, const Tensor& in, Tensor& out, const UnaryParams& p)
     case UnaryOp::Reciprocal: unary_loop<T, T>(in, out, [](T x) { return T(1) / x; }); break;
     case UnaryOp::Sin: unary_loop<T, T>(in, out, [](T x) { return std::sin(x); }); break;
     case UnaryOp::Cos: unary_loop<T, T>(in, out, [](T x) { return std::cos(x); }); break;
-    case UnaryOp::Erf: unary_loop<T, T>(in, out, [](T x) { return std::erf(x); }); break;
+    case UnaryOp::Erf: unary_vec<T>(in, out, erf_f32, [](T x) { return std::erf(x); }); break;
     case UnaryOp::Sigmoid:
       unary_vec<T>(
           in, out,
@@ -111,7 +111,7 @@ Status float_op(UnaryOp op, const Tensor& in, Tensor& out, const UnaryParams& p)
           [](T x) { return x / (T(1) + std::exp(-x)); });
       break;
     case UnaryOp::Gelu:
-      unary_loop<T, T>(in, out, [](T x) { return x * T(0.5) * (T(1) + std::erf(x * T(M_SQRT1_2))); });
+      unary_vec<T>(in, out, gelu_f32, [](T x) { return x * T(0.5) * (T(1) + std::erf(x * T(M_SQRT1_2))); });
       break;
     case UnaryOp::GeluTanh:
       unary_vec<T>(
