@@ -560,8 +560,11 @@ TEST(JsonWriterEquivalence, AwkwardStringsNumbersAndRepeatedKeys) {
   auto program = read_pt2(testing::source_path("fixtures/simple_linear.pt2"));
   ASSERT_TRUE(program.ok()) << program.error().message();
   ExportedProgram& ep = *program->methods[0].program;
+  // Every byte of this literal but its terminator (an explicit length: it
+  // holds a NUL of its own).
+  static constexpr char kControl[] = "nul\0 and \x01\x1f\x7f";
   const std::vector<std::string> strings = {
-      "plain", "quote\" backslash\\ slash/", std::string("nul\0 and \x01\x1f\x7f", 14), "\b\f\n\r\t",
+      "plain", "quote\" backslash\\ slash/", std::string(kControl, sizeof kControl - 1), "\b\f\n\r\t",
       "caf\xc3\xa9 \xe6\xbc\xa2 \xf0\x9f\x98\x80", "\xff", "a\xc3(b", "\xe2\x82", "\xe0\x80\x80", "\xed\xa0\x80",
       "\xf4\x90\x80\x80", "\xf0\x9f\x98", "ok\xc3", "\x80\x80"};
   const double inf = std::numeric_limits<double>::infinity();
