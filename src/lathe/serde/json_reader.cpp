@@ -125,17 +125,21 @@ Result<std::unique_ptr<Document>> Document::parse(std::string_view text, const s
   }
   auto d = std::unique_ptr<Document>(new Document());
   d->origin_ = origin;
-  simdjson::padded_string_view view;
   if (readable_after >= simdjson::SIMDJSON_PADDING) {
-    view = simdjson::padded_string_view(text.data(), text.size(), text.size() + readable_after);
+    d->view_ = simdjson::padded_string_view(text.data(), text.size(), text.size() + readable_after);
   } else {
     d->copy_ = simdjson::padded_string(text);
-    view = simdjson::padded_string_view(d->copy_);
+    d->view_ = simdjson::padded_string_view(d->copy_);
   }
-  if (auto err = d->parser_.iterate(view).get(d->doc_)) {
-    return make_error(origin + ": invalid JSON: " + simdjson::error_message(err));
-  }
+  LATHE_RETURN_IF_ERROR(d->iterate());
   return d;
+}
+
+Status Document::iterate() {
+  if (auto err = parser_.iterate(view_).get(doc_)) {
+    return make_error(origin_ + ": invalid JSON: " + simdjson::error_message(err));
+  }
+  return Status::Ok();
 }
 
 Result<Value> Document::root() {
@@ -147,7 +151,7 @@ Result<Value> Document::root() {
 }
 
 Result<Value> Document::rewind() {
-  doc_.rewind();
+  LATHE_RETURN_IF_ERROR(iterate());
   return root();
 }
 

@@ -51,11 +51,15 @@ class Document {
                                                  size_t readable_after = 0);
   Result<Value> root();
   // Back to the start, for a second look (Values from before are invalid).
+  // Iterates the text afresh: after an error simdjson abandons a document,
+  // and rewinding that one would read through a null parser.
   Result<Value> rewind();
 
  private:
   Document() = default;
+  Status iterate();
   simdjson::padded_string copy_;  // empty when parsing in place
+  simdjson::padded_string_view view_;
   od::parser parser_;
   od::document doc_;
   std::string origin_;

@@ -87,5 +87,17 @@ TEST(LegacyJson, ImpossibleIntegerVersion_NEG) {
       << ep.error().message();
 }
 
+// A document that breaks before its schema_version makes the decoder look
+// again from the start (is it a legacy program?). After the error simdjson
+// had abandoned the document, and rewinding it read through a null parser
+// (found by fuzz_program_json). Now it is an error naming the bad JSON.
+TEST(LegacyJson, BrokenJsonBeforeTheVersionIsAnErrorNotACrash_NEG) {
+  for (const char* text : {R"({"con"strides"fig": {}})", R"({"graph_module": {"nodes": [}, "schema_version": 8})"}) {
+    auto ep = decode_program_json(text);
+    ASSERT_FALSE(ep.ok()) << text;
+    EXPECT_NE(ep.error().message().find("JSON"), std::string::npos) << ep.error().message();
+  }
+}
+
 }  // namespace
 }  // namespace lathe

@@ -853,8 +853,11 @@ Status ProgramDecoder::decode_graph(JValue& v, const JsonPath& p, Graph& g, size
   if (!have_inputs) return r_.error(p, "missing field 'inputs'");
   if (!have_nodes && !nodes) return r_.error(p, "missing field 'nodes'");
   if (nodes) LATHE_RETURN_IF_ERROR(decode_later(*nodes, decode_nodes));
-  for (const auto& [key, table] : tables) {
-    LATHE_RETURN_IF_ERROR(decode_later(table, [&](JValue& x, const JsonPath& xp) { return decode_value_table(key, x, xp, s); }));
+  for (const auto& entry : tables) {
+    // (A named copy: clang before 16 cannot capture a structured binding.)
+    const auto& key = entry.first;
+    LATHE_RETURN_IF_ERROR(
+        decode_later(entry.second, [&](JValue& x, const JsonPath& xp) { return decode_value_table(key, x, xp, s); }));
   }
   for (const lathe::Value* t : s.tensors) {
     if (!t->meta()) return r_.error(p.field("tensor_values"), "tensor '" + t->name() + "' has no entry in tensor_values");
