@@ -42,21 +42,30 @@ def build(layers):
     return g, params
 
 
-def rewrite(g, params, default_names):
+def linear_candidates(g, params):
+    """(addmm node, x, w, bias) for each addmm(bias, x, t(w)) with alpha and
+    beta at their default and w a parameter placeholder (the constness
+    guard); shared with tools/bench_torch_transform.py."""
     aten = torch.ops.aten
-    addmm, t_op, linear = aten.addmm.default, aten.t.default, aten.linear.default
-    count = 0
+    addmm, t_op = aten.addmm.default, aten.t.default
     for node in list(g.nodes):
         if node.op != "call_function" or node.target is not addmm:
             continue
         if node.kwargs.get("alpha", 1) != 1 or node.kwargs.get("beta", 1) != 1:
             continue
         bias, x, mat2 = node.args
-        if mat2.op != "call_function" or mat2.target is not t_op:
+        if not isinstance(mat2, fx.Node) or mat2.op != "call_function" or mat2.target is not t_op:
             continue
         w = mat2.args[0]
-        if w.op != "placeholder" or w.name not in params:  # the constness guard
+        if w.op != "placeholder" or w.name not in params:
             continue
+        yield node, x, w, bias
+
+
+def rewrite(g, params, default_names):
+    linear = torch.ops.aten.linear.default
+    count = 0
+    for node, x, w, bias in linear_candidates(g, params):
         with g.inserting_before(node):
             if default_names:
                 new = g.call_function(linear, (x, w, bias))

@@ -19,30 +19,20 @@ import sys
 import time
 
 import torch
-import torch.fx as fx
+
+from bench_fx_rewrite import linear_candidates
 from torch.export.graph_signature import TensorArgument
 
 
 def rewrite(ep):
     """The rewrite on the program's own graph, in place; returns how many."""
-    aten = torch.ops.aten
-    addmm, t_op, linear = aten.addmm.default, aten.t.default, aten.linear.default
+    linear = torch.ops.aten.linear.default
     gm = ep.graph_module
     g = gm.graph
     params = set(ep.graph_signature.inputs_to_parameters)
     renamed = {}
     count = 0
-    for node in list(g.nodes):
-        if node.op != "call_function" or node.target is not addmm:
-            continue
-        if node.kwargs.get("alpha", 1) != 1 or node.kwargs.get("beta", 1) != 1:
-            continue
-        bias, x, mat2 = node.args
-        if not isinstance(mat2, fx.Node) or mat2.op != "call_function" or mat2.target is not t_op:
-            continue
-        w = mat2.args[0]
-        if w.op != "placeholder" or w.name not in params:  # the constness guard
-            continue
+    for node, x, w, bias in linear_candidates(g, params):
         with g.inserting_before(node):
             # Explicit unique names, as tools/bench_fx_rewrite.py gives them.
             new = g.create_node("call_function", linear, (x, w, bias), name=f"linear_{count}")
