@@ -47,7 +47,7 @@ if(lathe_python_tree)
              COMMAND ${LATHE_PYTHON} -m pytest -q -p no:cacheprovider
                      ${PROJECT_SOURCE_DIR}/python/tests/test_$<LOWER_CASE:${suite}>.py)
     set_tests_properties(Python.${suite} PROPERTIES
-      ENVIRONMENT "PYTHONPATH=${lathe_python_tree};LATHE_SOURCE_DIR=${PROJECT_SOURCE_DIR};PYTHONDONTWRITEBYTECODE=1"
+      ENVIRONMENT "PYTHONPATH=${lathe_python_tree};LATHE_SOURCE_DIR=${PROJECT_SOURCE_DIR};PYTHONDONTWRITEBYTECODE=1;LATHE_WITH_XNNPACK=$<BOOL:${LATHE_WITH_XNNPACK}>"
       TIMEOUT 900)
   endforeach()
 endif()

@@ -22,6 +22,9 @@ CommandResult lower(const Lathe& lathe, const std::string& stem, const std::stri
   return lathe("lower " + quoted_fixture(stem + ".pt2") + " -o '" + out + "' --backend xnnpack " + extra);
 }
 
+// Lowering needs the library; a build without it (LATHE_WITH_XNNPACK=OFF)
+// checks instead that both commands say so and write nothing.
+#if LATHE_WITH_XNNPACK
 TEST(LowerCommand, EveryFixtureLoweredToXnnpackMatchesPyTorch) {
   const Lathe lathe;
   for (const char* name : {"simple_linear", "mlp", "convnet", "transformer_block", "buffer_mutation",
@@ -77,6 +80,18 @@ TEST(LowerCommand, RunBackendLowersInMemory) {
   // Every node, the 20 eval batch norms folded into their convolutions: one delegate.
   EXPECT_NE(r.err.find("lowered to xnnpack: 1 delegate(s) holding 59 node(s)"), std::string::npos) << r.err;
 }
+#else
+TEST(LowerCommand, XnnpackLeftOutOfTheBuildSaysSo_NEG) {
+  const Lathe lathe;
+  CommandResult l = lower(lathe, "mlp");
+  EXPECT_NE(l.exit_code, 0);
+  EXPECT_NE(l.err.find("built without the XNNPACK backend (LATHE_WITH_XNNPACK=OFF"), std::string::npos) << l.err;
+  EXPECT_FALSE(fs::exists(lathe.dir + "/mlp.pt2"));
+  CommandResult r = lathe("run " + quoted_fixture("mlp.pt2") + " --backend xnnpack");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("built without the XNNPACK backend"), std::string::npos) << r.err;
+}
+#endif
 
 TEST(LowerCommand, UnknownBackend_NEG) {
   const Lathe lathe;

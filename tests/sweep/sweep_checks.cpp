@@ -219,7 +219,7 @@ std::optional<CheckFailure> run_checks(const ProgramFactory& make, const CheckOp
   if (wanted("pipeline")) {
     if (auto f = fail("pipeline", check_passes(make, kDefaultPipeline, options, true))) return f;
   }
-  if (wanted("xnnpack")) {
+  if (wanted("xnnpack") && xnnpack_backend().available().ok()) {  // not in a build without XNNPACK
     if (auto f = fail("xnnpack", check_backend(make, options, stats, xnnpack_backend()))) return f;
   }
   // On lavapipe where no GPU is (scripts/setup-deps.sh installs it); not

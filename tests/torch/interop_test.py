@@ -233,6 +233,14 @@ class Run(Case):
 
 class Lower(Case):
     def test_lowered_archives_still_run_in_lathe(self):
+        if os.environ.get("LATHE_WITH_XNNPACK", "1") != "1":
+            # Built without XNNPACK: the backend says so and writes nothing.
+            out = os.path.join(self.dir, "mlp.pt2")
+            r = lathe("lower", fixture_path("mlp"), "-o", out, "--backend", "xnnpack")
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn("built without the XNNPACK backend (LATHE_WITH_XNNPACK=OFF", r.stderr)
+            self.assertFalse(os.path.exists(out))
+            return
         for name in FIXTURES:
             if not MANIFEST[name].get("runnable", True):
                 continue

@@ -46,10 +46,8 @@ std::string explain_lowering(const MethodLowering& m) {
 const DelegateRegistry& builtin_delegates() {
   static const DelegateRegistry registry = [] {
     DelegateRegistry r;
-#if LATHE_WITH_XNNPACK
+    // Both always listed: a backend left out of the build says so when asked.
     r.add(&xnnpack_backend());
-#endif
-    // Always listed: built without Vulkan, its init() says so.
     r.add(&vulkan_backend());
     return r;
   }();
@@ -57,11 +55,8 @@ const DelegateRegistry& builtin_delegates() {
 }
 
 const Backend* find_backend(const std::string& name) {
-#if LATHE_WITH_XNNPACK
   if (name == "xnnpack") return &xnnpack_backend();
-#endif
   if (name == "vulkan") return &vulkan_backend();
-  (void)name;
   return nullptr;
 }
 

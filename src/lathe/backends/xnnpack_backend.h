@@ -1,4 +1,6 @@
-// The XNNPACK backend (Debian's libxnnpack, February 2022 API).
+// The XNNPACK backend (Debian's libxnnpack, February 2022 API). Built with
+// LATHE_WITH_XNNPACK=OFF it keeps its name, claims nothing and says why it
+// cannot lower or run (xnnpack_disabled.cpp), as the Vulkan backend does.
 //
 // Claims float32 nodes with concrete shapes:
 //   linear, mm / addmm with a constant mat2     -> fully_connected (prepacked; mm/addmm
@@ -34,6 +36,8 @@ namespace lathe {
 class XnnpackBackend : public Backend {
  public:
   std::string_view name() const override { return "xnnpack"; }
+  // An error only in a Lathe built with LATHE_WITH_XNNPACK=OFF (xnnpack_disabled.cpp).
+  Status available() const override;
   NodeSupport support(const Node& node, const Constness& constness) const override;
   std::vector<std::string> ops_to_keep() const override;
   Result<std::vector<std::byte>> preprocess(const DelegateSubgraph& subgraph) const override;
