@@ -22,7 +22,10 @@ namespace {
 // ones), so runners created over it stay valid; closed by close().
 class PyProgram {
  public:
-  explicit PyProgram(Program program) : program_(std::make_unique<Program>(std::move(program))) {}
+  // `verified`: the program has just been verified (a transform's result),
+  // so saving it does not verify it again; it cannot change afterwards.
+  explicit PyProgram(Program program, bool verified = false)
+      : program_(std::make_unique<Program>(std::move(program))), verified_(verified) {}
 
   const Program& program() const {
     if (!program_) throw LatheError("the program is closed");
@@ -56,7 +59,8 @@ class PyProgram {
       py::gil_scoped_release nogil;
       report = take(lathe::transform(copy, o));
     }
-    return py::make_tuple(PyProgram(std::move(copy)), report.explanations);
+    // lathe::transform verified the result (TransformOptions::verify_result).
+    return py::make_tuple(PyProgram(std::move(copy), /*verified=*/true), report.explanations);
   }
 
   py::tuple lower(const std::string& backend, const std::optional<std::string>& method) const {
@@ -74,7 +78,7 @@ class PyProgram {
   void save(const std::filesystem::path& path, const std::string& format) const {
     const Program& p = program();
     py::gil_scoped_release nogil;
-    check(lathe::save(p, path.string(), SaveOptions{format}));
+    check(lathe::save(p, path.string(), SaveOptions{format, !verified_}));
   }
 
   py::bytes to_bytes(const std::string& format) const {
@@ -82,7 +86,7 @@ class PyProgram {
     std::vector<std::byte> bytes;
     {
       py::gil_scoped_release nogil;
-      bytes = take(save_bytes(p, SaveOptions{format}));
+      bytes = take(save_bytes(p, SaveOptions{format, !verified_}));
     }
     return py::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   }
@@ -134,6 +138,7 @@ class PyProgram {
   }
 
   std::unique_ptr<Program> program_;
+  bool verified_ = false;
   std::map<std::string, std::unique_ptr<Slot>> runners_;
 };
 

@@ -56,7 +56,7 @@ class MethodBuilder {
   Status build(const MethodSpec& m) {
     for (size_t i = 0; i < m.inputs.size(); ++i) {
       values_.push_back(b_.user_input("x" + std::to_string(i), m.inputs[i]));
-      shapes_.push_back(Shape{m.inputs[i]});
+      shapes_.push_back(Shape{m.inputs[i], {}});
     }
     for (size_t i = 0; i < m.ops.size(); ++i) {
       Status s = add_op(m.ops[i], static_cast<int>(i));

@@ -116,6 +116,9 @@ class Graph {
   void renumber_inputs(size_t from);
   struct CloneState;
   void clone_into(Graph& copy, CloneState& state) const;
+  // A copy of `v` (name, kind, metadata) in this graph, not yet in the name
+  // index: clone_into() copies the whole index at the end.
+  Value* clone_value(const Value& v);
 
   // Creates a value in the pool; destroy_value() gives it back.
   Value* new_value(ValueKind kind, const std::string& name);

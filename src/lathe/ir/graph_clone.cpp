@@ -2,18 +2,26 @@
 // The Python package copies a Program before every transform (its Programs
 // are immutable, so runners made over them stay valid); a copy in memory
 // costs a fraction of writing the archive and reading it back.
+#include <stdexcept>
 #include <unordered_map>
 
+#include "lathe/ir/flat_map.h"
 #include "lathe/ir/graph.h"
 
 namespace lathe {
 
 struct Graph::CloneState {
-  std::unordered_map<const Value*, Value*> values;
+  // Original value -> its copy; flat, because a large graph has a value per
+  // node and a node-based map cost more than the copying itself.
+  FlatMap<const Value*, Value*> values;
   // A subgraph two nodes share (cond's branches can) stays shared.
   std::unordered_map<const Graph*, std::shared_ptr<Graph>> subgraphs;
 
-  Value* map(Value* v) const { return values.at(v); }
+  Value* map(const Value* v) const {
+    Value* const* copy = values.find(v);
+    if (!copy) throw std::logic_error("Graph::clone: a value not defined in its graph: " + v->name());
+    return *copy;
+  }
 
   std::shared_ptr<Graph> subgraph(const std::shared_ptr<Graph>& g) {
     if (!g) return g;
@@ -41,16 +49,6 @@ struct Graph::CloneState {
   }
 };
 
-namespace {
-
-void copy_attributes(const Value& from, Value& to) {
-  if (from.meta()) to.set_meta(*from.meta());
-  if (from.sym()) to.set_sym(*from.sym());
-  if (!from.class_fqn().empty()) to.set_class_fqn(from.class_fqn());
-}
-
-}  // namespace
-
 std::unique_ptr<Graph> Graph::clone() const {
   auto copy = std::make_unique<Graph>();
   CloneState state;
@@ -58,11 +56,21 @@ std::unique_ptr<Graph> Graph::clone() const {
   return copy;
 }
 
+Value* Graph::clone_value(const Value& v) {
+  Value* c = new_value(v.kind(), v.name());
+  if (v.meta()) c->set_meta(*v.meta());
+  if (v.sym()) c->set_sym(*v.sym());
+  if (!v.class_fqn().empty()) c->set_class_fqn(v.class_fqn());
+  return c;
+}
+
 void Graph::clone_into(Graph& copy, CloneState& state) const {
+  state.values = FlatMap<const Value*, Value*>(names_.size());
+  copy.inputs_.reserve(inputs_.size());
+  copy.placeholder_values_.reserve(placeholder_values_.size());
   for (const Argument& in : inputs_) {
     in.for_each_value([&](Value* v) {
-      Value* c = copy.make_value(v->kind(), v->name());
-      copy_attributes(*v, *c);
+      Value* c = copy.clone_value(*v);
       copy.placeholder_values_.emplace_back(c);
       state.values.emplace(v, c);
     });
@@ -71,9 +79,11 @@ void Graph::clone_into(Graph& copy, CloneState& state) const {
   copy.renumber_inputs(0);
   for (const Node* n : nodes()) {
     Node* c = copy.create_node(n->op_target(), {});
+    c->defined_.reserve(n->defined_.size());
     for (const Value* v : n->defined_) {
-      Value* d = copy.new_node_value(c, v->kind(), v->name());
-      copy_attributes(*v, *d);
+      Value* d = copy.clone_value(*v);
+      d->producer_ = c;
+      c->defined_.emplace_back(d);
       state.values.emplace(v, d);
     }
     std::vector<NamedArgument> inputs;
@@ -86,6 +96,7 @@ void Graph::clone_into(Graph& copy, CloneState& state) const {
     c->hop_single_ = n->hop_single_;
   }
   for (const Argument& out : outputs_) copy.insert_output(state.remap(out));
+  copy.names_ = names_.remapped([&state](const Value* v) { return state.map(v); });
   copy.name_counters_ = name_counters_;
   copy.single_tensor_return_ = single_tensor_return_;
 }

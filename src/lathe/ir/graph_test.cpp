@@ -230,5 +230,38 @@ TEST(GraphTest, MoveBeforeReorders) {
   EXPECT_EQ(g.last_node(), s.addmm->producer());
 }
 
+// The copy's name index is the original's table with every value swapped for
+// its copy: lookups, uses and fresh names behave as on the original, and an
+// erasure in the copy leaves the original alone.
+TEST(GraphTest, CloneFindsItsOwnValuesByNameAndDerivesTheSameNames) {
+  SquareOfX s;
+  auto& [g, ga, x, y, n] = s;
+  Value* sq = ga.add_node_output(n, ValueKind::Tensor, "sq");
+  ga.insert_output(TensorRef{sq});
+  ga.insert_placeholder(ValueKind::Tensor, "sq");  // renamed: sq_1
+  std::unique_ptr<Graph> copy = g.clone();
+  for (const char* name : {"x", "y", "sq", "sq_1"}) {
+    SCOPED_TRACE(name);
+    Value* original = g.find_value(name);
+    Value* cloned = copy->find_value(name);
+    ASSERT_NE(original, nullptr);
+    ASSERT_NE(cloned, nullptr);
+    EXPECT_NE(cloned, original);
+    EXPECT_EQ(cloned->graph(), copy.get());
+    EXPECT_EQ(cloned->user_count(), original->user_count());
+  }
+  EXPECT_EQ(copy->find_value("sq")->producer(), copy->first_node());
+  EXPECT_EQ(copy->unique_name("sq"), g.unique_name("sq"));
+  EXPECT_EQ(copy->find_value("z"), nullptr);
+  GraphAssembler copy_ga(*copy);
+  copy_ga.remove_output(0);
+  ASSERT_TRUE(copy_ga.erase_node(copy->first_node()).ok());
+  EXPECT_EQ(copy->find_value("sq"), nullptr);
+  EXPECT_EQ(g.find_value("sq"), sq);
+  EXPECT_EQ(copy->find_value("x")->user_count(), 0u);
+  EXPECT_EQ(x->user_count(), 2u);
+  EXPECT_EQ(g.node_count(), 1u);
+}
+
 }  // namespace
 }  // namespace lathe

@@ -51,6 +51,20 @@ class NameIndex {
     settle();
     return size_;
   }
+  // This index for a copy of its graph: the same table with every value
+  // replaced by `copy_of(value)`, which must have the same name. Hashes and
+  // slots carry over, so a graph copy hashes no name (Graph::clone).
+  template <typename CopyOf>
+  NameIndex remapped(CopyOf&& copy_of) const {
+    settle();
+    NameIndex copy;
+    copy.slots_ = slots_;
+    copy.size_ = size_;
+    for (Slot& s : copy.slots_) {
+      if (s.value) s.value = copy_of(s.value);
+    }
+    return copy;
+  }
 
  private:
   struct Slot {
