@@ -207,11 +207,11 @@ TEST(LatheApi, LowersToXnnpackAndRuns) {
 TEST(LatheApi, LoweringToXnnpackSaysItIsNotBuilt_NEG) {
   auto program = load(source_path("fixtures/convnet.pt2"));
   ASSERT_TRUE(program.ok());
-  const size_t nodes = program->methods[0].program->graph.node_count();
+  const size_t nodes = program->methods[0].program->graph().node_count();
   auto report = lower(*program);
   ASSERT_FALSE(report.ok());
   EXPECT_THAT(report.error().message(), HasSubstr("built without the XNNPACK backend (LATHE_WITH_XNNPACK=OFF"));
-  EXPECT_EQ(program->methods[0].program->graph.node_count(), nodes);
+  EXPECT_EQ(program->methods[0].program->graph().node_count(), nodes);
 }
 #endif
 
