@@ -2,10 +2,9 @@
 // why not. Weights a matmul or convolution prepacks must be compile-time
 // constants (Constness); everything else may be computed at run time.
 #include <algorithm>
-#include <functional>
-#include <unordered_map>
 
 #include "lathe/backends/node_args.h"
+#include "lathe/backends/support_rules.h"
 #include "lathe/backends/vulkan/vulkan_backend.h"
 #include "lathe/backends/vulkan/vulkan_lowering.h"
 #include "lathe/backends/vulkan/vulkan_ops.h"
@@ -18,6 +17,7 @@ namespace {
 using namespace node_args;
 namespace aten = ops::aten;
 namespace arg = ops::arg;
+using support_rules::input_is_claimed;
 
 constexpr std::string_view kPrepackNote = " (the Vulkan backend uploads and repacks it once, at load: it must be a compile-time constant)";
 
@@ -54,20 +54,14 @@ NodeSupport conv_support(const Node& n, const Constness& c) {
   const size_t rank = x->meta()->sizes.size();
   if ((rank != 3 && rank != 4) || w->meta()->sizes.size() != rank) return NodeSupport::no("is not a 1-D or 2-D convolution");
   const size_t spatial = rank - 2;
-  if (literal_bool(n, arg::transposed).value_or(false)) return NodeSupport::no("is a transposed convolution");
-  auto op = literal_ints(n, arg::output_padding, spatial, std::vector<int64_t>(spatial, 0));
-  if (!op || std::any_of(op->begin(), op->end(), [](int64_t v) { return v != 0; })) return NodeSupport::no("has output padding");
-  auto stride = literal_ints(n, arg::stride, spatial, std::vector<int64_t>(spatial, 1));
-  auto padding = literal_ints(n, arg::padding, spatial, std::vector<int64_t>(spatial, 0));
-  auto dilation = literal_ints(n, arg::dilation, spatial, std::vector<int64_t>(spatial, 1));
-  auto groups = literal_int_or(n, arg::groups, 1);
-  if (!stride || !padding || !dilation || !groups) return NodeSupport::no("has symbolic stride, padding, dilation or groups");
+  support_rules::ConvGeometry g;
+  if (NodeSupport geometry = support_rules::read_conv_geometry(n, spatial, g); !geometry.claimed) return geometry;
   if (std::string r = needs_constant(w, "weight", c); !r.empty()) return NodeSupport::no(r);
   if (!is_none_input(n, arg::bias)) {
     if (std::string r = needs_constant(tensor_input(n, arg::bias), "bias", c); !r.empty()) return NodeSupport::no(r);
   }
   const int64_t cin = sizes_of(x)[1];
-  const char* kind = *groups > 1 && *groups == cin ? "depthwise conv2d" : "conv2d";
+  const char* kind = g.groups > 1 && g.groups == cin ? "depthwise conv2d" : "conv2d";
   return NodeSupport::yes(std::string(kind) + (spatial == 1 ? " over a unit height (1-D)" : "") + ", weight " + c.describe(w) + " uploaded at load");
 }
 
@@ -97,11 +91,6 @@ NodeSupport batch_norm_support(const Node& n, const Constness& c) {
   return NodeSupport::yes("channel_affine (scale and shift from the statistics, at load)");
 }
 
-bool input_is_claimed(const VulkanBackend& b, const Node& n, const Constness& c, std::string_view name = arg::self) {
-  const Value* x = tensor_input(n, name);
-  return x && x->producer() && b.support(*x->producer(), c).claimed;
-}
-
 NodeSupport binary_support(const Node& n) {
   const Value* a = tensor_input(n, arg::self);
   const Value* b = tensor_input(n, arg::other);
@@ -113,7 +102,7 @@ NodeSupport binary_support(const Node& n) {
   return NodeSupport::yes(std::string(ops::aten_op_name(n.target())) + (b ? " (broadcasting)" : " with a number"));
 }
 
-NodeSupport layout_support(const VulkanBackend& b, const Node& n, const Constness& c) {
+NodeSupport layout_support(const Backend& b, const Node& n, const Constness& c) {
   const OpTarget op = n.op_target();
   const Value* x = tensor_input(n, arg::self);
   if (op == aten::cat) {
@@ -189,19 +178,13 @@ NodeSupport reduce_support(const Node& n) {
   return NodeSupport::yes("softmax (a workgroup per row)");
 }
 
-// Whether a relu/clamp/hardtanh folds into its producer's output bounds:
-// the producer is claimed, takes bounds, and this is its only reader.
-bool folds_into_producer(const VulkanBackend& b, const Node& n, const Constness& c) {
-  const Value* x = tensor_input(n, arg::self);
-  if (!x || !x->producer() || !only_user_is(x, n)) return false;
-  const OpTarget p = x->producer()->op_target();
-  const bool takes_bounds = p == aten::linear || p == aten::mm || p == aten::addmm || p == aten::convolution ||
-                            ops::is_batch_norm(p) || p == aten::add_Tensor || p == aten::sub_Tensor || p == aten::mul_Tensor ||
-                            p == aten::div_Tensor;
-  return takes_bounds && b.support(*x->producer(), c).claimed;
+// The ops whose shader takes output bounds a following relu/clamp/hardtanh can fold into.
+bool takes_bounds(OpTarget p) {
+  return p == aten::linear || p == aten::mm || p == aten::addmm || p == aten::convolution || ops::is_batch_norm(p) ||
+         p == aten::add_Tensor || p == aten::sub_Tensor || p == aten::mul_Tensor || p == aten::div_Tensor;
 }
 
-NodeSupport activation_support(const VulkanBackend& b, const Node& n, const Constness& c) {
+NodeSupport activation_support(const Backend& b, const Node& n, const Constness& c) {
   const OpTarget op = n.op_target();
   if (op == aten::clamp) {
     const Argument* lo = n.input(arg::min);
@@ -217,22 +200,15 @@ NodeSupport activation_support(const VulkanBackend& b, const Node& n, const Cons
     return NodeSupport::no("has non-literal bounds");
   const std::string_view name = ops::aten_op_name(op.str());
   const bool bounds = op == aten::relu || op == aten::clamp || op == aten::hardtanh;
-  if (bounds && folds_into_producer(b, n, c)) return NodeSupport::yes(std::string(name) + ", fused into its producer as output bounds");
+  if (bounds && support_rules::folds_into_producer(b, n, c, takes_bounds)) return NodeSupport::yes(std::string(name) + ", fused into its producer as output bounds");
   return NodeSupport::yes(std::string(name));
 }
 
 // What VulkanBackend::support asks of each op it has a shader for, after check_tensors().
-using SupportRule = std::function<NodeSupport(const VulkanBackend&, const Node&, const Constness&)>;
-
-const std::unordered_map<OpTarget, SupportRule>& support_rules() {
-  auto plain = [](NodeSupport (*f)(const Node&)) -> SupportRule {
-    return [f](const VulkanBackend&, const Node& n, const Constness&) { return f(n); };
-  };
-  auto with_constness = [](NodeSupport (*f)(const Node&, const Constness&)) -> SupportRule {
-    return [f](const VulkanBackend&, const Node& n, const Constness& c) { return f(n, c); };
-  };
-  static const std::unordered_map<OpTarget, SupportRule> rules = [&] {
-    std::unordered_map<OpTarget, SupportRule> r;
+const support_rules::Rules& rules() {
+  using support_rules::plain, support_rules::with_constness;
+  static const support_rules::Rules rules = [] {
+    support_rules::Rules r;
     r[aten::linear] = r[aten::mm] = r[aten::addmm] = with_constness(linear_support);
     r[aten::convolution] = with_constness(conv_support);
     r[aten::native_batch_norm] = r[aten::batch_norm] = r[aten::_native_batch_norm_legit_no_training] =
@@ -258,20 +234,12 @@ const std::unordered_map<OpTarget, SupportRule>& support_rules() {
 }  // namespace
 
 std::vector<std::string> VulkanBackend::ops_to_keep() const {
-  std::vector<std::string> keep;
-  for (OpTarget op : {aten::linear, aten::layer_norm, aten::hardswish, aten::hardsigmoid, aten::hardtanh, aten::_softmax,
-                      aten::softmax_int, aten::max_pool2d_with_indices, aten::avg_pool2d, aten::gelu, aten::silu}) {
-    keep.emplace_back(ops::op_name(op));
-  }
-  return keep;
+  return support_rules::op_names({aten::linear, aten::layer_norm, aten::hardswish, aten::hardsigmoid, aten::hardtanh, aten::_softmax,
+                                  aten::softmax_int, aten::max_pool2d_with_indices, aten::avg_pool2d, aten::gelu, aten::silu});
 }
 
 NodeSupport VulkanBackend::support(const Node& n, const Constness& c) const {
-  const auto& rules = support_rules();
-  auto rule = rules.find(n.op_target());
-  if (rule == rules.end()) return NodeSupport::no("no Vulkan shader for " + n.op_name());
-  if (std::string b = check_tensors(n); !b.empty()) return NodeSupport::no(b);
-  return rule->second(*this, n, c);
+  return support_rules::decide(rules(), *this, n, c, "no Vulkan shader for");
 }
 
 }  // namespace lathe
