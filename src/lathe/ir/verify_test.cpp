@@ -15,6 +15,14 @@ namespace {
 std::string failure(const Status& st) { return st.ok() ? "" : st.error().message(); }
 std::string failure(const ExportedProgram& ep) { return failure(verify(ep, "forward")); }
 
+// build_simple_linear's program with one more user input: a placeholder of
+// `kind` with no metadata, which verify() must reject.
+void simple_linear_with_bare_user_input(ExportedProgram& ep, ValueKind kind, const char* name) {
+  build_simple_linear(ep);
+  GraphAssembler(ep.graph()).insert_placeholder(kind, name);
+  ep.input_specs.push_back(InputSpec{InputKind::UserInput, "", true, {}});
+}
+
 #define EXPECT_FAILS_WITH(ep, fragment)                                       \
   do {                                                                        \
     std::string msg_ = failure(ep);                                           \
@@ -109,9 +117,7 @@ TEST_F(VerifyTest, TokenSpecOnSymInt_NEG) {
   ep.input_specs.insert(ep.input_specs.begin(), InputSpec{InputKind::Token, "", true, {}});
   EXPECT_FAILS_WITH(ep, "input spec 0 (token, %token2): expects a token (or tensor) graph input, but it is sym_int");
   ExportedProgram ep2;
-  build_simple_linear(ep2);
-  GraphAssembler(ep2.graph()).insert_placeholder(ValueKind::Token, "token");
-  ep2.input_specs.push_back(InputSpec{InputKind::UserInput, "", true, {}});
+  simple_linear_with_bare_user_input(ep2, ValueKind::Token, "token");
   EXPECT_FAILS_WITH(ep2, "input spec 3 (user_input, %token): expects a non-token graph input, but it is token");
 }
 
@@ -298,9 +304,7 @@ TEST_F(VerifyTest, NodeOutputWithoutMeta_NEG) {
 
 TEST_F(VerifyTest, PlaceholderWithoutMeta_NEG) {
   ExportedProgram ep;
-  build_simple_linear(ep);
-  GraphAssembler(ep.graph()).insert_placeholder(ValueKind::Tensor, "y");
-  ep.input_specs.push_back(InputSpec{InputKind::UserInput, "", true, {}});
+  simple_linear_with_bare_user_input(ep, ValueKind::Tensor, "y");
   EXPECT_FAILS_WITH(ep, "graph input 3 (%y): tensor has no metadata");
 }
 
