@@ -73,6 +73,15 @@ std::vector<std::string> atomic_write_temporaries(const std::string& dir) {
   return out;
 }
 
+std::vector<std::string> archives_in(const std::string& relative_dir) {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(source_path(relative_dir))) {
+    if (e.path().extension() == ".pt2") out.push_back(e.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 std::vector<std::string> fixture_names() {
   std::vector<std::string> out;
   for (const auto& e : std::filesystem::directory_iterator(source_path("fixtures")))

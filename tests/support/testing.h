@@ -21,6 +21,9 @@ void write_text(const std::string& path, const std::string& text);
 // ("<name>.tmp-XXXXXX"): an atomic write that failed must leave none.
 std::vector<std::string> atomic_write_temporaries(const std::string& dir);
 
+// Paths of the .pt2 archives directly in source_path(relative_dir), sorted.
+std::vector<std::string> archives_in(const std::string& relative_dir);
+
 // The fixtures (stems of fixtures/*.pt2, sorted) and what their manifest says
 // of them: whether the portable kernels can run every method ("runnable":
 // false marks a fixture Lathe reads and writes but cannot run, such as a

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "lathe/ir/program_test_support.h"
 #include "lathe/ir/graph_builder.h"
 #include "lathe/ir/rewriter.h"
 
@@ -23,9 +24,9 @@ Value* dq_per_channel(GraphBuilder& b, Value* q8, Value* scales, Value* zeros, s
                 sizes);
 }
 
-TEST(ConstnessTest, OriginsFollowTheSignature) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+class ConstnessTest : public testing::ProgramTest {};
+
+TEST_F(ConstnessTest, OriginsFollowTheSignature) {
   Value* w = b.parameter("w", {2});
   Value* stat = b.buffer("stat", {2});
   Value* rm = b.buffer("running_mean", {2});
@@ -58,9 +59,7 @@ TEST(ConstnessTest, OriginsFollowTheSignature) {
 // Inputs added and removed while it is alive shift every later position:
 // each placeholder must still be classified from its own spec, before and
 // after the table is redone (enough lookups after a change trigger that).
-TEST(ConstnessTest, InputsAddedAndRemovedLaterAreClassifiedByTheirOwnSpec) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(ConstnessTest, InputsAddedAndRemovedLaterAreClassifiedByTheirOwnSpec) {
   std::vector<Value*> params;
   for (int i = 0; i < 40; ++i) params.push_back(b.parameter("w" + std::to_string(i), {2}));
   Value* x = b.user_input("x", {2});
@@ -91,9 +90,7 @@ TEST(ConstnessTest, InputsAddedAndRemovedLaterAreClassifiedByTheirOwnSpec) {
   EXPECT_FALSE(k.is_compile_time_constant(x));
 }
 
-TEST(ConstnessTest, BufferSharingStorageWithAMutatedBuffer_NEG) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(ConstnessTest, BufferSharingStorageWithAMutatedBuffer_NEG) {
   Value* table = b.buffer("pos_table", {4});
   Value* tail = b.buffer("pos_tail", {4});
   Value* other = b.buffer("other", {4});
@@ -109,9 +106,7 @@ TEST(ConstnessTest, BufferSharingStorageWithAMutatedBuffer_NEG) {
   EXPECT_TRUE(k.is_compile_time_constant(other));
 }
 
-TEST(ConstnessTest, MutatedParameter_NEG) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(ConstnessTest, MutatedParameter_NEG) {
   Value* w = b.parameter("w", {2});
   Value* x = b.user_input("x", {2});
   Value* y = b.call("aten.add.Tensor", {{"self", x}, {"other", w}}, {2});
@@ -123,9 +118,7 @@ TEST(ConstnessTest, MutatedParameter_NEG) {
   EXPECT_EQ(k.explain(w), "reads parameter 'w', which the program mutates");
 }
 
-TEST(ConstnessTest, DequantizedConstantsAreConstantWeights) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(ConstnessTest, DequantizedConstantsAreConstantWeights) {
   Value* q8 = b.parameter("w_int8", {4, 2}, DType::Int8);
   Value* scales = b.constant("scales", {4});
   Value* zeros = b.constant("zeros", {4}, DType::Int64);
@@ -165,7 +158,7 @@ TEST(ConstnessTest, DequantizedConstantsAreConstantWeights) {
   EXPECT_FALSE(k.is_constant_weight(t));
 }
 
-TEST(ConstnessTest, BareGraphPlaceholdersAreNeverConstant_NEG) {
+TEST_F(ConstnessTest, BareGraphPlaceholdersAreNeverConstant_NEG) {
   Graph g;
   GraphBuilder b(g);
   Value* w = b.input("w", GraphBuilder::tensor_meta({2, 2}));

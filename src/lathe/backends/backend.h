@@ -12,6 +12,7 @@
 // depending on any backend.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,14 @@ Result<std::vector<std::byte>> lower_subgraph(const DelegateSubgraph& sub, Deleg
     payload.outputs.push_back(id);
   }
   return encode_payload(payload);
+}
+
+// A backend's init(): a new `Handle`, set up by its init(args).
+template <typename Handle>
+Result<std::unique_ptr<DelegateHandle>> init_handle(const DelegateInitArgs& args) {
+  auto h = std::make_unique<Handle>();
+  LATHE_RETURN_IF_ERROR(h->init(args));
+  return std::unique_ptr<DelegateHandle>(std::move(h));
 }
 
 class Backend : public DelegateRuntime {

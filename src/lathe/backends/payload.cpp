@@ -69,6 +69,13 @@ uint32_t DelegatePayload::add_value(std::vector<int64_t> sizes, int32_t input) {
   return static_cast<uint32_t>(values.size() - 1);
 }
 
+int role_index(const PayloadOp& op, std::string_view role) {
+  for (size_t k = 0; k < op.inputs.size(); ++k) {
+    if (op.inputs[k].role == role) return static_cast<int>(k);
+  }
+  return -1;
+}
+
 std::vector<std::byte> encode_payload(const DelegatePayload& p) {
   Writer w;
   for (char c : kMagic) w.put<char>(c);

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lathe/core/result.h"
@@ -63,6 +64,9 @@ struct DelegatePayload {
 
   uint32_t add_value(std::vector<int64_t> sizes, int32_t input = -1);
 };
+
+// Where `op` reads the operand with this role ("weight"), or -1.
+int role_index(const PayloadOp& op, std::string_view role);
 
 std::vector<std::byte> encode_payload(const DelegatePayload& payload);
 // Validates every count and value index against what is present: a

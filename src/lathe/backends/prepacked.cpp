@@ -1,5 +1,7 @@
 #include "lathe/backends/prepacked.h"
 
+#include <cmath>
+
 #include "lathe/analysis/constness.h"
 #include "lathe/runtime/kernels/util.h"
 
@@ -40,6 +42,29 @@ Result<std::vector<float>> prepacked_floats(const DelegateInitArgs& args, const 
   Tensor c = t.is_contiguous() ? t : kernels::contiguous_copy(t);
   const float* p = reinterpret_cast<const float*>(c.data());
   return std::vector<float>(p, p + numel);
+}
+
+std::optional<std::vector<int>> batch_norm_operands(const PayloadOp& op) {
+  std::vector<int> at;
+  if (role_index(op, kBatchNormRoles[0]) < 0) return at;
+  for (const char* role : kBatchNormRoles) {
+    at.push_back(role_index(op, role));
+    if (at.back() < 0) return std::nullopt;
+  }
+  return at;
+}
+
+void fold_batch_norm(const std::vector<float> (&stats)[4], double eps, int64_t per_channel, std::vector<float>& w,
+                     std::vector<float>& b) {
+  const auto& [gamma, beta, mean, var] = stats;
+  for (size_t c = 0; c < gamma.size(); ++c) {
+    const double scale = gamma[c] / std::sqrt(static_cast<double>(var[c]) + eps);
+    for (int64_t j = 0; j < per_channel; ++j) {
+      float& x = w[c * static_cast<size_t>(per_channel) + static_cast<size_t>(j)];
+      x = static_cast<float>(x * scale);
+    }
+    b[c] = static_cast<float>((b[c] - mean[c]) * scale + beta[c]);
+  }
 }
 
 }  // namespace lathe

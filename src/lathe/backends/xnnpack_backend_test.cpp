@@ -25,6 +25,12 @@ std::map<std::string, int64_t> op_counts(const Graph& g) {
   return ops;
 }
 
+// fixtures/<name>, read into `program` and lowered to XNNPACK in place.
+Result<LowerResult> lower_fixture(const std::string& name, Program& program) {
+  LATHE_ASSIGN_OR_RETURN(program, read_pt2(testing::source_path("fixtures/" + name)));
+  return lower_program(program, xnnpack_backend());
+}
+
 TEST(XnnpackFixtures, EveryFixtureLoweredWrittenReadMatchesPyTorchAndPortable) {
   set_xnnpack_threads(2);
   // fixtures/*.pt2, the data-dependent ones in fixtures/dynamic/ and the 13
@@ -53,11 +59,10 @@ TEST(XnnpackFixtures, RealTorch22ArchiveLowersInOrderAndMatchesPyTorch) {
 }
 
 TEST(XnnpackFixtures, TtsKeepsRuntimeMmOnPortableAndDelegatesBothLinears) {
-  auto program = read_pt2(testing::source_path("fixtures/tts_duration_predictor.pt2"));
-  ASSERT_TRUE(program.ok());
-  auto lowered = lower_program(*program, xnnpack_backend());
+  Program program;
+  auto lowered = lower_fixture("tts_duration_predictor.pt2", program);
   ASSERT_TRUE(lowered.ok()) << lowered.error().message();
-  const auto ops = op_counts(program->methods[0].program->graph());
+  const auto ops = op_counts(program.methods[0].program->graph());
   EXPECT_EQ(ops.count("aten.mm.default") ? ops.at("aten.mm.default") : 0, 1);
   EXPECT_EQ(ops.count("aten.linear.default"), 0u);
   EXPECT_EQ(ops.count("aten.addmm.default"), 0u);
@@ -75,15 +80,14 @@ TEST(XnnpackFixtures, TtsKeepsRuntimeMmOnPortableAndDelegatesBothLinears) {
   }
   EXPECT_EQ(linears, 2);
   // The payload refers to the weights; they are stored once, in the state.
-  EXPECT_EQ(program->methods[0].program->parameters.size(), 4u);
+  EXPECT_EQ(program.methods[0].program->parameters.size(), 4u);
 }
 
 TEST(XnnpackFixtures, ConvnetBatchNormsFoldIntoConvolutions) {
-  auto program = read_pt2(testing::source_path("fixtures/convnet.pt2"));
-  ASSERT_TRUE(program.ok());
-  auto lowered = lower_program(*program, xnnpack_backend());
+  Program program;
+  auto lowered = lower_fixture("convnet.pt2", program);
   ASSERT_TRUE(lowered.ok()) << lowered.error().message();
-  const auto ops = op_counts(program->methods[0].program->graph());
+  const auto ops = op_counts(program.methods[0].program->graph());
   // PyTorch 2.13 keeps aten.batch_norm.default whole; each one folds into
   // the convolution before it, and the pooled classifier (mean.dim, then
   // linear: no flattening view in this export) joins the same delegate.
@@ -102,11 +106,10 @@ TEST(XnnpackFixtures, ConvnetBatchNormsFoldIntoConvolutions) {
 // tensors have symbolic sizes (mlp's batch is a Dim in [1, 64]) is never
 // claimed, and --explain says why, node by node.
 TEST(XnnpackDynamic, SymbolicSizesAreDeclinedNodeByNode_NEG) {
-  auto program = read_pt2(testing::source_path("fixtures/mlp.pt2"));
-  ASSERT_TRUE(program.ok());
-  auto lowered = lower_program(*program, xnnpack_backend());
+  Program program;
+  auto lowered = lower_fixture("mlp.pt2", program);
   ASSERT_TRUE(lowered.ok()) << lowered.error().message();
-  EXPECT_EQ(op_counts(program->methods[0].program->graph()).count("lathe.delegate.xnnpack"), 0u);
+  EXPECT_EQ(op_counts(program.methods[0].program->graph()).count("lathe.delegate.xnnpack"), 0u);
   const MethodLowering& m = lowered->methods[0];
   ASSERT_FALSE(m.report.decisions.empty());
   for (const NodeDecision& d : m.report.decisions) {

@@ -179,13 +179,6 @@ namespace P = xnnpack_params;
 float lower_bound(const PayloadOp& pop) { return pop.floats.size() > 0 ? static_cast<float>(pop.floats[0]) : -INFINITY; }
 float upper_bound(const PayloadOp& pop) { return pop.floats.size() > 1 ? static_cast<float>(pop.floats[1]) : INFINITY; }
 
-int role_index(const PayloadOp& pop, const char* role) {
-  for (size_t k = 0; k < pop.inputs.size(); ++k) {
-    if (pop.inputs[k].role == role) return static_cast<int>(k);
-  }
-  return -1;
-}
-
 Status XnnpackHandle::malformed(const Op& op, const std::string& what) const {
   return make_error(op.label + ": malformed payload op (" + what + ")");
 }
@@ -227,20 +220,14 @@ Status XnnpackHandle::create_fully_connected(const DelegateInitArgs& args, const
 // that scale + beta, in double.
 Status XnnpackHandle::fold_batch_norm(const DelegateInitArgs& args, const PayloadOp& pop, const Op& op, int64_t cout,
                                       int64_t per_channel, std::vector<float>& w, std::vector<float>& b) {
-  const int gi = role_index(pop, "bn_weight");
-  if (gi < 0) return Status::Ok();
-  const int bi = role_index(pop, "bn_bias"), mi = role_index(pop, "bn_running_mean"), vi = role_index(pop, "bn_running_var");
-  if (bi < 0 || mi < 0 || vi < 0) return malformed(op, "batch norm operands");
-  LATHE_ASSIGN_OR_RETURN(std::vector<float> gamma, constant(args, op.in[gi], cout, op, "bn_weight"));
-  LATHE_ASSIGN_OR_RETURN(std::vector<float> beta, constant(args, op.in[bi], cout, op, "bn_bias"));
-  LATHE_ASSIGN_OR_RETURN(std::vector<float> mean, constant(args, op.in[mi], cout, op, "bn_running_mean"));
-  LATHE_ASSIGN_OR_RETURN(std::vector<float> var, constant(args, op.in[vi], cout, op, "bn_running_var"));
-  const double eps = pop.floats[2];
-  for (int64_t c = 0; c < cout; ++c) {
-    const double scale = gamma[c] / std::sqrt(static_cast<double>(var[c]) + eps);
-    for (int64_t j = 0; j < per_channel; ++j) w[c * per_channel + j] = static_cast<float>(w[c * per_channel + j] * scale);
-    b[c] = static_cast<float>((b[c] - mean[c]) * scale + beta[c]);
+  const auto at = batch_norm_operands(pop);
+  if (!at) return malformed(op, "batch norm operands");
+  if (at->empty()) return Status::Ok();
+  std::vector<float> stats[4];
+  for (size_t k = 0; k < 4; ++k) {
+    LATHE_ASSIGN_OR_RETURN(stats[k], constant(args, op.in[(*at)[k]], cout, op, kBatchNormRoles[k]));
   }
+  lathe::fold_batch_norm(stats, pop.floats[2], per_channel, w, b);
   return Status::Ok();
 }
 
@@ -562,10 +549,7 @@ Status XnnpackHandle::execute(KernelCall& call) {
 }  // namespace
 
 Result<std::unique_ptr<DelegateHandle>> XnnpackBackend::init(const DelegateInitArgs& args) const {
-  auto h = std::make_unique<XnnpackHandle>();
-  Status s = h->init(args);
-  if (!s.ok()) return s.error();
-  return std::unique_ptr<DelegateHandle>(std::move(h));
+  return init_handle<XnnpackHandle>(args);
 }
 
 void set_xnnpack_threads(int n) {

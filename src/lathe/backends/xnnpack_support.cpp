@@ -11,6 +11,7 @@
 
 #include "lathe/backends/node_args.h"
 #include "lathe/backends/payload.h"
+#include "lathe/backends/support_rules.h"
 #include "lathe/backends/xnnpack_backend.h"
 #include "lathe/backends/xnnpack_params.h"
 #include "lathe/ir/literal_args.h"
@@ -23,6 +24,7 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 using namespace node_args;
+using support_rules::input_is_claimed;
 namespace aten = ops::aten;
 namespace arg = ops::arg;
 
@@ -46,18 +48,12 @@ NodeSupport conv_support(const Node& n, const Constness& c) {
   if ((rank != 3 && rank != 4) || w->meta()->sizes.size() != rank)
     return NodeSupport::no("is not a 1-D or 2-D convolution (needs 3-D or 4-D input and weight)");
   const size_t spatial = rank - 2;
-  if (literal_bool(n, arg::transposed).value_or(false)) return NodeSupport::no("is a transposed convolution");
-  auto op = literal_ints(n, arg::output_padding, spatial, std::vector<int64_t>(spatial, 0));
-  if (!op || std::any_of(op->begin(), op->end(), [](int64_t v) { return v != 0; })) return NodeSupport::no("has output padding");
-  auto stride = literal_ints(n, arg::stride, spatial, std::vector<int64_t>(spatial, 1));
-  auto padding = literal_ints(n, arg::padding, spatial, std::vector<int64_t>(spatial, 0));
-  auto dilation = literal_ints(n, arg::dilation, spatial, std::vector<int64_t>(spatial, 1));
-  auto groups = literal_int_or(n, arg::groups, 1);
-  if (!stride || !padding || !dilation || !groups) return NodeSupport::no("has symbolic stride, padding, dilation or groups");
+  support_rules::ConvGeometry g;
+  if (NodeSupport geometry = support_rules::read_conv_geometry(n, spatial, g); !geometry.claimed) return geometry;
   auto in_range = [](const std::vector<int64_t>& v, int64_t lo) {
     return std::all_of(v.begin(), v.end(), [&](int64_t x) { return x >= lo && x < (int64_t{1} << 24); });
   };
-  if (!in_range(*stride, 1) || !in_range(*padding, 0) || !in_range(*dilation, 1) || *groups < 1 || *groups >= (int64_t{1} << 24))
+  if (!in_range(g.stride, 1) || !in_range(g.padding, 0) || !in_range(g.dilation, 1) || g.groups < 1 || g.groups >= (int64_t{1} << 24))
     return NodeSupport::no("has a stride, padding, dilation or groups XNNPACK cannot take");
   if (std::string r = needs_constant(w, "weight", c); !r.empty()) return NodeSupport::no(r);
   if (!is_none_input(n, arg::bias)) {
@@ -99,30 +95,16 @@ NodeSupport batch_norm_support(const Node& n, const Constness& c) {
   return NodeSupport::yes("per-channel scale and shift (a Lathe loop inside the delegate; no convolution to fold into)");
 }
 
-// Whether a relu/clamp after `n`'s producer will fold into it: the producer
-// must be an op that takes output bounds and be claimed itself (else the
-// activation runs on its own, and --explain must not say it fused).
-bool fusable_activation_input(const XnnpackBackend& backend, const Node& n, const Constness& c) {
-  const Value* x = tensor_input(n, arg::self);
-  if (!x || !x->producer() || !only_user_is(x, n)) return false;
-  const OpTarget p = x->producer()->op_target();
-  const bool takes_bounds = p == aten::linear || p == aten::mm || p == aten::addmm || p == aten::convolution ||
-                            ops::is_batch_norm(p);
-  return takes_bounds && backend.support(*x->producer(), c).claimed;
-}
-
-// A view or permute is worth claiming only inside a group: alone it would
-// be a delegate call around one copy.
-bool input_is_claimed(const XnnpackBackend& backend, const Node& n, const Constness& c) {
-  const Value* x = tensor_input(n, arg::self);
-  return x && x->producer() && backend.support(*x->producer(), c).claimed;
+// The ops whose XNNPACK operator takes output bounds a following relu/clamp can fold into.
+bool takes_bounds(OpTarget p) {
+  return p == aten::linear || p == aten::mm || p == aten::addmm || p == aten::convolution || ops::is_batch_norm(p);
 }
 
 constexpr const char* kLoneCopy = "its input is not computed by XNNPACK (a lone copy is not worth a delegate)";
 
 // A concatenation is a copy; worth claiming only where some input is
 // already computed by XNNPACK (densenet's and googlenet's channel concats).
-NodeSupport cat_support(const XnnpackBackend& backend, const Node& n, const Constness& c) {
+NodeSupport cat_support(const Backend& backend, const Node& n, const Constness& c) {
   const Argument* a = n.input(arg::tensors);
   const TensorList* list = a ? a->get_if<TensorList>() : nullptr;
   if (!list || list->items.empty()) return NodeSupport::no("has no tensor list");
@@ -137,7 +119,7 @@ NodeSupport cat_support(const XnnpackBackend& backend, const Node& n, const Cons
   return NodeSupport::yes("concatenation (a copy inside the delegate, in the inputs' layout)");
 }
 
-NodeSupport slice_support(const XnnpackBackend& backend, const Node& n, const Constness& c) {
+NodeSupport slice_support(const Backend& backend, const Node& n, const Constness& c) {
   if (!input_is_claimed(backend, n, c)) return NodeSupport::no(kLoneCopy);
   if (literal_int_or(n, arg::step, 1).value_or(0) != 1 || !literal_int_or(n, arg::dim, 0))
     return NodeSupport::no("has a step other than 1 or a symbolic dim");
@@ -167,7 +149,7 @@ NodeSupport gelu_support(const Node& n) {
   return NodeSupport::yes(std::string("gelu") + kInside);
 }
 
-NodeSupport layout_copy_support(const XnnpackBackend& backend, const Node& n, const Constness& c) {
+NodeSupport layout_copy_support(const Backend& backend, const Node& n, const Constness& c) {
   if (!input_is_claimed(backend, n, c)) return NodeSupport::no(kLoneCopy);
   const bool permute = n.op_target() == aten::permute;
   if (permute && !literal_ints(n, arg::dims, tensor_input(n, arg::self)->meta()->sizes.size(), {}))
@@ -244,7 +226,7 @@ NodeSupport binary_support(const Node& n) {
 }
 
 // relu, relu_, clamp, hardtanh: an XNNPACK clamp, or output bounds of the op before.
-NodeSupport clamp_support(const XnnpackBackend& backend, const Node& n, const Constness& c) {
+NodeSupport clamp_support(const Backend& backend, const Node& n, const Constness& c) {
   if (n.op_target() == aten::clamp) {
     const Argument* lo = n.input(arg::min);
     const Argument* hi = n.input(arg::max);
@@ -256,7 +238,7 @@ NodeSupport clamp_support(const XnnpackBackend& backend, const Node& n, const Co
     const Value* x = tensor_input(n, arg::self);
     if (!x || x->uses().size() != 1) return NodeSupport::no("writes into an input other nodes also read");
   }
-  return NodeSupport::yes(fusable_activation_input(backend, n, c) ? "fused into its producer as output min/max" : "clamp");
+  return NodeSupport::yes(support_rules::folds_into_producer(backend, n, c, takes_bounds) ? "fused into its producer as output min/max" : "clamp");
 }
 
 NodeSupport pool_support(const Node& n) {
@@ -311,20 +293,10 @@ NodeSupport softmax_support(const Node& n) {
 }
 
 // What XnnpackBackend::support asks of each op it knows, after check_tensors().
-using SupportRule = std::function<NodeSupport(const XnnpackBackend&, const Node&, const Constness&)>;
-
-const std::unordered_map<OpTarget, SupportRule>& support_rules() {
-  auto plain = [](NodeSupport (*f)(const Node&)) -> SupportRule {
-    return [f](const XnnpackBackend&, const Node& n, const Constness&) { return f(n); };
-  };
-  auto with_constness = [](NodeSupport (*f)(const Node&, const Constness&)) -> SupportRule {
-    return [f](const XnnpackBackend&, const Node& n, const Constness& c) { return f(n, c); };
-  };
-  auto always = [](const char* what) -> SupportRule {
-    return [what](const XnnpackBackend&, const Node&, const Constness&) { return NodeSupport::yes(what); };
-  };
-  static const std::unordered_map<OpTarget, SupportRule> rules = [&] {
-    std::unordered_map<OpTarget, SupportRule> r;
+const support_rules::Rules& rules() {
+  using support_rules::always, support_rules::plain, support_rules::with_constness;
+  static const support_rules::Rules rules = [] {
+    support_rules::Rules r;
     r[aten::linear] = with_constness(linear_support);
     r[aten::mm] = r[aten::addmm] = with_constness(mm_support);
     r[aten::convolution] = with_constness(conv_support);
@@ -361,20 +333,12 @@ const std::unordered_map<OpTarget, SupportRule>& support_rules() {
 }  // namespace
 
 std::vector<std::string> XnnpackBackend::ops_to_keep() const {
-  std::vector<std::string> keep;
-  for (OpTarget op : {aten::linear, aten::layer_norm, aten::hardswish, aten::hardsigmoid, aten::hardtanh, aten::_softmax,
-                      aten::softmax_int, aten::max_pool2d_with_indices, aten::avg_pool2d}) {
-    keep.emplace_back(ops::op_name(op));
-  }
-  return keep;
+  return support_rules::op_names({aten::linear, aten::layer_norm, aten::hardswish, aten::hardsigmoid, aten::hardtanh, aten::_softmax,
+                                  aten::softmax_int, aten::max_pool2d_with_indices, aten::avg_pool2d});
 }
 
 NodeSupport XnnpackBackend::support(const Node& n, const Constness& c) const {
-  const auto& rules = support_rules();
-  auto rule = rules.find(n.op_target());
-  if (rule == rules.end()) return NodeSupport::no("no XNNPACK operator for " + n.op_name());
-  if (std::string b = check_tensors(n); !b.empty()) return NodeSupport::no(b);
-  return rule->second(*this, n, c);
+  return support_rules::decide(rules(), *this, n, c, "no XNNPACK operator for");
 }
 
 // ---- preprocess -------------------------------------------------------------------------------

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "lathe/cli/commands.h"
+#include "lathe/cli/option_checks.h"
 #include "lathe/cli/progress.h"
 #include "lathe/ir/verify.h"
 #include "lathe/lathe.h"
@@ -81,7 +82,7 @@ Command add_convert_command(CLI::App& app) {
   };
   auto state = std::make_shared<State>();
   auto* cmd = app.add_subcommand("convert", "Write any readable .pt2 generation as PyTorch 2.9, 2.8 or 2.4-2.7 (legacy)");
-  cmd->add_option("input", state->in, "The .pt2 archive to read")->required();
+  add_input_archive(cmd, state->in)->required();
   cmd->add_option("-o,--output", state->out, "The .pt2 archive to write")->required();
   cmd->add_option("--format", state->format, "2.9 (default: raw weights), 2.8 (torch.save weights) or legacy (flat zip)");
   cmd->add_flag("-q,--quiet", state->quiet, kQuietHelp);

@@ -51,6 +51,40 @@ std::string ranges_text(const ExportedProgram& ep) {
   return s;
 }
 
+// kind, value name, type, target: one row per input or output.
+using SignatureRow = std::array<std::string, 4>;
+
+template <typename Specs, typename KindName>
+void add_signature_rows(const Specs& specs, const std::vector<Argument>& ios, KindName kind_name, std::vector<SignatureRow>& rows) {
+  for (size_t i = 0; i < specs.size() && i < ios.size(); ++i) {
+    std::string type;
+    ios[i].for_each_value([&](Value* v) { type = format_type(*v); });
+    rows.push_back({std::string(kind_name(specs[i].kind)), printable_name(first_value_name(ios[i])), printable_name(type),
+                    printable_name(specs[i].target)});
+  }
+}
+
+// The inputs and outputs, in columns sized to this method's longest
+// entries, so long names from deep module paths still line up.
+void print_signature(const ExportedProgram& ep, std::ostream& o) {
+  std::vector<SignatureRow> rows;
+  add_signature_rows(ep.input_specs, ep.graph().inputs(), input_kind_name, rows);
+  const size_t outputs_begin = rows.size();
+  add_signature_rows(ep.output_specs, ep.graph().outputs(), output_kind_name, rows);
+  std::array<size_t, 3> width{0, 0, 0};
+  for (const auto& r : rows)
+    for (size_t c = 0; c < 3; ++c) width[c] = std::max(width[c], r[c].size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (i == 0) o << "  inputs:\n";
+    if (i == outputs_begin) o << "  outputs:\n";
+    const auto& r = rows[i];
+    std::string line = "    " + r[0] + std::string(width[0] - r[0].size() + 2, ' ') + r[1] +
+                       std::string(width[1] - r[1].size() + 2, ' ') + r[2];
+    if (!r[3].empty()) line += std::string(width[2] - r[2].size() + 2, ' ') + r[3];
+    o << line << "\n";
+  }
+}
+
 }  // namespace
 
 std::string inspect_text(const Program& program, const std::string& path, const InspectOptions& options) {
@@ -62,36 +96,7 @@ std::string inspect_text(const Program& program, const std::string& path, const 
     const Graph& g = ep.graph();
     o << "\nmethod " << printable_name(m.name) << ": " << g.node_count() << " nodes (" << schema_text(ep) << ")\n";
     if (!ep.range_constraints.empty()) o << "  ranges: " << ranges_text(ep) << "\n";
-    // Columns sized to this method's longest entries, so long names from
-    // deep module paths still line up.
-    std::vector<std::array<std::string, 4>> rows;
-    for (size_t i = 0; i < ep.input_specs.size() && i < g.inputs().size(); ++i) {
-      const auto& spec = ep.input_specs[i];
-      std::string type;
-      g.inputs()[i].for_each_value([&](Value* v) { type = format_type(*v); });
-      rows.push_back({std::string(input_kind_name(spec.kind)), printable_name(first_value_name(g.inputs()[i])),
-                      printable_name(type), printable_name(spec.target)});
-    }
-    size_t outputs_begin = rows.size();
-    for (size_t i = 0; i < ep.output_specs.size() && i < g.outputs().size(); ++i) {
-      const auto& spec = ep.output_specs[i];
-      std::string type;
-      g.outputs()[i].for_each_value([&](Value* v) { type = format_type(*v); });
-      rows.push_back({std::string(output_kind_name(spec.kind)), printable_name(first_value_name(g.outputs()[i])),
-                      printable_name(type), printable_name(spec.target)});
-    }
-    std::array<size_t, 3> width{0, 0, 0};
-    for (const auto& r : rows)
-      for (size_t c = 0; c < 3; ++c) width[c] = std::max(width[c], r[c].size());
-    for (size_t i = 0; i < rows.size(); ++i) {
-      if (i == 0) o << "  inputs:\n";
-      if (i == outputs_begin) o << "  outputs:\n";
-      const auto& r = rows[i];
-      std::string line = "    " + r[0] + std::string(width[0] - r[0].size() + 2, ' ') + r[1] +
-                         std::string(width[1] - r[1].size() + 2, ' ') + r[2];
-      if (!r[3].empty()) line += std::string(width[2] - r[2].size() + 2, ' ') + r[3];
-      o << line << "\n";
-    }
+    print_signature(ep, o);
     o << "  ops:\n";
     for (const auto& [op, count] : op_histogram(g)) {
       o << "    " << std::right << std::setw(5) << count << "  " << printable_name(op) << "\n";

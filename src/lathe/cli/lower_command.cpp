@@ -69,10 +69,10 @@ int run_lower(const LowerCommandOptions& o, std::ostream& out, std::ostream& err
 Command add_lower_command(CLI::App& app) {
   auto o = std::make_shared<LowerCommandOptions>();
   auto* cmd = app.add_subcommand("lower", "Lower a .pt2 to a backend (delegate nodes with prepackable payloads) and write it");
-  cmd->add_option("input", o->input, "The .pt2 archive to read")->required();
+  add_input_archive(cmd, o->input)->required();
   cmd->add_option("-o,--output", o->output, "The .pt2 archive to write (atomically)")->required();
   cmd->add_option("--backend", o->backend, "Backend: xnnpack (default) or vulkan");
-  cmd->add_option("--method", o->method, "Only this method (the others are written unchanged)")->check(non_empty_check());
+  add_method_option(cmd, o->method);
   cmd->add_flag("--explain", o->explain, "One line per node: claimed (and as what) or not, and why");
   cmd->add_flag("-q,--quiet", o->quiet, kQuietHelp);
   return Command{cmd, [o] { return run_lower(*o, std::cout, std::cerr); }};

@@ -1,6 +1,7 @@
-// CLI11 validators shared by the subcommands: option values that would make
-// a check meaningless (a NaN tolerance passes every comparison) or ask for
-// what no machine has (100000 threads) are refused before anything runs.
+// CLI11 validators and options shared by the subcommands: option values
+// that would make a check meaningless (a NaN tolerance passes every
+// comparison) or ask for what no machine has (100000 threads) are refused
+// before anything runs.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -34,6 +35,15 @@ inline CLI::Validator threads_check() { return CLI::Range(1, kMaxThreads); }
 inline CLI::Validator non_empty_check() {
   return CLI::Validator(
       [](std::string& text) -> std::string { return text.empty() ? "must not be empty" : ""; }, "NAME");
+}
+
+// The options of the commands that read one .pt2 and write another
+// (convert, transform, lower), spelled and explained once.
+inline CLI::Option* add_input_archive(CLI::App* cmd, std::string& path) {
+  return cmd->add_option("input", path, "The .pt2 archive to read");
+}
+inline CLI::Option* add_method_option(CLI::App* cmd, std::string& method) {
+  return cmd->add_option("--method", method, "Only this method (the others are written unchanged)")->check(non_empty_check());
 }
 
 }  // namespace lathe::cli

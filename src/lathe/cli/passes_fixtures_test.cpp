@@ -66,6 +66,13 @@ std::vector<ExplainRecord> transform(Program& program, const std::string& passes
   return ctx.records();
 }
 
+// The records' explain lines, in order.
+std::vector<std::string> messages(const std::vector<ExplainRecord>& records) {
+  std::vector<std::string> lines;
+  for (const auto& r : records) lines.push_back(r.message);
+  return lines;
+}
+
 std::map<std::string, int> ops(const ExportedProgram& ep) {
   std::map<std::string, int> out;
   for (const Node* n : ep.graph().nodes()) out[n->op_name()]++;
@@ -187,12 +194,10 @@ TEST(PassesOnFixtures, WithoutFoldingTheComputedWeightStaysAnAddmm_NEG) {
   auto records = transform(p, "addmm_mm_to_linear,remove_dead_code");
   EXPECT_EQ(ops(*p.methods[0].program)["aten.addmm.default"], 1);
   // (p1 @ p2.T itself is an mm against a parameter: it becomes a linear.)
-  std::vector<std::string> lines;
-  for (const auto& r : records) lines.push_back(r.message);
-  EXPECT_EQ(lines, (std::vector<std::string>{
-                       "mm 'mm' rewritten to linear (weight 'p_p2' is parameter 'p2')",
-                       "addmm 'addmm' kept: weight 'permute_1' is computed at run time by 'mm'",
-                   }));
+  EXPECT_EQ(messages(records), (std::vector<std::string>{
+                              "mm 'mm' rewritten to linear (weight 'p_p2' is parameter 'p2')",
+                              "addmm 'addmm' kept: weight 'permute_1' is computed at run time by 'mm'",
+                          }));
 }
 
 TEST(PassesOnFixtures, NothingThatReadsAMutatedBufferIsFolded_NEG) {
@@ -200,12 +205,10 @@ TEST(PassesOnFixtures, NothingThatReadsAMutatedBufferIsFolded_NEG) {
   std::string before = print_program(p);
   auto records = transform(p, "constant_propagation");
   EXPECT_EQ(print_program(p), before);
-  std::vector<std::string> lines;
-  for (const auto& r : records) lines.push_back(r.message);
-  EXPECT_EQ(lines, (std::vector<std::string>{
-                       "aten.add.Tensor 'add' kept: operand 'b_count' reads mutable buffer 'count'",
-                       "aten.mul.Tensor 'mul' kept: operand 'b_running_mean' reads mutable buffer 'running_mean'",
-                   }));
+  EXPECT_EQ(messages(records), (std::vector<std::string>{
+                              "aten.add.Tensor 'add' kept: operand 'b_count' reads mutable buffer 'count'",
+                              "aten.mul.Tensor 'mul' kept: operand 'b_running_mean' reads mutable buffer 'running_mean'",
+                          }));
 }
 
 TEST(PassesOnFixtures, SizeCapKeepsAFoldFromGrowingTheFile_NEG) {

@@ -51,14 +51,7 @@ const Scheme kSchemes[] = {
      {"torchao.choose_qparams_affine.default", "torchao.quantize_affine.default", "aten._int_mm.default"}, 1e-2, 0},
 };
 
-std::vector<std::string> quantized_fixtures() {
-  std::vector<std::string> out;
-  for (const auto& e : std::filesystem::directory_iterator(testing::source_path("fixtures/quantized"))) {
-    if (e.path().extension() == ".pt2") out.push_back(e.path().string());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
+std::vector<std::string> quantized_fixtures() { return testing::archives_in("fixtures/quantized"); }
 
 const Scheme& scheme_of(const std::string& stem) {
   for (const Scheme& s : kSchemes) {

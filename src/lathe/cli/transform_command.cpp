@@ -170,11 +170,11 @@ int run_transform(const TransformCommandOptions& o, std::ostream& out, std::ostr
 Command add_transform_command(CLI::App& app) {
   auto o = std::make_shared<TransformCommandOptions>();
   auto* cmd = app.add_subcommand("transform", "Run rewrite passes over a .pt2 and write the result");
-  cmd->add_option("input", o->input, "The .pt2 archive to read");
+  add_input_archive(cmd, o->input);
   cmd->add_option("-o,--output", o->output, "The .pt2 archive to write (atomically)");
   cmd->add_option("--passes", o->passes,
                   std::string("Comma-separated passes, in order (default: ") + kDefaultPasses + ")");
-  cmd->add_option("--method", o->method, "Only this method (the others are written unchanged)")->check(non_empty_check());
+  add_method_option(cmd, o->method);
   cmd->add_flag("--explain", o->explain, "One line per candidate: rewritten, or kept and why");
   cmd->add_flag("--verify", o->verify,
                 "Verify the input and the program after every pass, and run each method before and after every "

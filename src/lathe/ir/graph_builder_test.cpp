@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "lathe/ir/program_test_support.h"
 #include "lathe/ir/verify.h"
 
 namespace lathe {
@@ -21,7 +22,9 @@ std::vector<std::string> placeholder_names(const Graph& g) {
   return out;
 }
 
-TEST(GraphBuilderTest, SimpleLinearHasTheExportedLayout) {
+class GraphBuilderTest : public testing::ProgramTest {};
+
+TEST_F(GraphBuilderTest, SimpleLinearHasTheExportedLayout) {
   ExportedProgram ep;
   SimpleLinear s = build_simple_linear(ep);
   EXPECT_EQ(placeholder_names(ep.graph()), (std::vector<std::string>{"p_linear_weight", "p_linear_bias", "arg"}));
@@ -43,9 +46,7 @@ TEST(GraphBuilderTest, SimpleLinearHasTheExportedLayout) {
   EXPECT_TRUE(st.ok()) << st.error().message();
 }
 
-TEST(GraphBuilderTest, InputsGoWhereTorchExportPutsThem) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(GraphBuilderTest, InputsGoWhereTorchExportPutsThem) {
   b.user_input("x", {2});
   b.constant("lifted_tensor_0", {2});
   b.buffer("bn.running_mean", {2});
@@ -62,9 +63,7 @@ TEST(GraphBuilderTest, InputsGoWhereTorchExportPutsThem) {
   EXPECT_TRUE(ep.constants.contains("lifted_tensor_0"));
 }
 
-TEST(GraphBuilderTest, MutationOutputsGoBeforeUserOutputs) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(GraphBuilderTest, MutationOutputsGoBeforeUserOutputs) {
   Value* buf = b.buffer("count", {1});
   Value* x = b.user_input("x", {1});
   Value* y = b.call("aten.add.Tensor", {{"self", x}, {"other", buf}}, {1});
@@ -81,9 +80,7 @@ TEST(GraphBuilderTest, MutationOutputsGoBeforeUserOutputs) {
   EXPECT_TRUE(st.ok()) << st.error().message();
 }
 
-TEST(GraphBuilderTest, LiteralArgumentsKeepTheirType) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(GraphBuilderTest, LiteralArgumentsKeepTheirType) {
   Value* x = b.user_input("x", {2, 2});
   // A literal 0 must be an int, not a null tensor pointer.
   b.call("aten.sum.dim_IntList", {{"self", x}, {"dim", 0}, {"keepdim", true}, {"scale", 0.5}, {"mode", "a"}},
@@ -96,9 +93,7 @@ TEST(GraphBuilderTest, LiteralArgumentsKeepTheirType) {
   EXPECT_EQ(in[1].kind, ArgKind::Positional);
 }
 
-TEST(GraphBuilderTest, MultiOutputCalls) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(GraphBuilderTest, MultiOutputCalls) {
   Value* x = b.user_input("x", {4});
   auto parts = b.call_list("aten.split.Tensor", {{"self", x}, {"split_size", 2}},
                            {GraphBuilder::tensor_meta({2}), GraphBuilder::tensor_meta({2})});
@@ -119,7 +114,7 @@ TEST(GraphBuilderTest, MultiOutputCalls) {
   EXPECT_TRUE(st.ok()) << st.error().message();
 }
 
-TEST(GraphBuilderTest, DeterministicTensorsDependOnlyOnTheName) {
+TEST_F(GraphBuilderTest, DeterministicTensorsDependOnlyOnTheName) {
   Tensor a = GraphBuilder::deterministic_tensor("linear.weight", DType::Float32, {3, 3});
   Tensor b = GraphBuilder::deterministic_tensor("linear.weight", DType::Float32, {3, 3});
   Tensor c = GraphBuilder::deterministic_tensor("linear.bias", DType::Float32, {3, 3});
@@ -136,7 +131,7 @@ TEST(GraphBuilderTest, DeterministicTensorsDependOnlyOnTheName) {
   EXPECT_TRUE(any_nonzero);
 }
 
-TEST(GraphBuilderTest, SymbolicMetaAndNames) {
+TEST_F(GraphBuilderTest, SymbolicMetaAndNames) {
   TensorMeta m = GraphBuilder::tensor_meta(DType::Float32, {SymExpr{"s0", std::nullopt}, 3, 4});
   EXPECT_EQ(m.strides[0], SymDim(12));
   EXPECT_EQ(m.strides[2], SymDim(1));

@@ -7,6 +7,7 @@
 
 #include "lathe/ir/graph_assembler.h"
 #include "lathe/ir/graph_builder.h"
+#include "lathe/ir/program_test_support.h"
 
 namespace lathe {
 namespace {
@@ -16,15 +17,12 @@ TEST(PrinterTest, SimpleLinearPrintsExactly) {
   ExportedProgram ep;
   build_simple_linear(ep);
   EXPECT_EQ(print_program(ep),
-            "inputs:\n"
-            "  %p_linear_weight: f32[3, 3]  parameter linear.weight\n"
-            "  %p_linear_bias: f32[3]  parameter linear.bias\n"
-            "  %arg: f32[2, 3]  user_input\n"
-            "nodes:\n"
-            "  %permute_copy: f32[3, 3] = aten.permute_copy.default(%p_linear_weight, [1, 0])\n"
-            "  %addmm: f32[2, 3] = aten.addmm.default(%p_linear_bias, %arg, %permute_copy)\n"
-            "outputs:\n"
-            "  %addmm  user_output\n");
+            testing::kSimpleLinearInputs +
+                "nodes:\n"
+                "  %permute_copy: f32[3, 3] = aten.permute_copy.default(%p_linear_weight, [1, 0])\n"
+                "  %addmm: f32[2, 3] = aten.addmm.default(%p_linear_bias, %arg, %permute_copy)\n"
+                "outputs:\n"
+                "  %addmm  user_output\n");
 }
 
 TEST(PrinterTest, ProgramPrintsEachMethodUnderAHeader) {

@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "lathe/ir/program_test_support.h"
 #include "lathe/ir/graph_builder.h"
 #include "lathe/ir/printer.h"
 #include "lathe/ir/verify.h"
@@ -52,10 +53,12 @@ struct TwoNodes {
         c(b.call("aten.neg.default", {{"self", c_reads_a ? a : x}}, {2}, DType::Float32, "c")) {}
 };
 
+class RewriterTest : public testing::ProgramTest {};
+
 // reorder: any permutation that keeps producers first is applied; one that
 // puts a node before what it reads, drops or repeats a node is refused with
 // the graph untouched.
-TEST(RewriterTest, ReorderAppliesATopologicalPermutation) {
+TEST_F(RewriterTest, ReorderAppliesATopologicalPermutation) {
   TwoNodes g(false);
   g.b.user_output(g.a);
   g.b.user_output(g.c);
@@ -65,7 +68,7 @@ TEST(RewriterTest, ReorderAppliesATopologicalPermutation) {
   EXPECT_TRUE(verify(g.ep, "model").ok());
 }
 
-TEST(RewriterTest, ReorderBeforeAProducerOrNotAPermutation_NEG) {
+TEST_F(RewriterTest, ReorderBeforeAProducerOrNotAPermutation_NEG) {
   TwoNodes g(true);
   g.b.user_output(g.c);
   Rewriter rw(g.ep);
@@ -76,7 +79,7 @@ TEST(RewriterTest, ReorderBeforeAProducerOrNotAPermutation_NEG) {
 }
 
 // move_before: one node at a time, under the same rule.
-TEST(RewriterTest, MoveBeforeKeepsProducersFirst) {
+TEST_F(RewriterTest, MoveBeforeKeepsProducersFirst) {
   TwoNodes g(false);
   Value* d = g.b.call("aten.add.Tensor", {{"self", g.a}, {"other", g.c}}, {2}, DType::Float32, "d");
   g.b.user_output(d);
@@ -88,7 +91,7 @@ TEST(RewriterTest, MoveBeforeKeepsProducersFirst) {
   EXPECT_TRUE(verify(g.ep, "model").ok());
 }
 
-TEST(RewriterTest, MoveBeforeAProducerOrAfterAUser_NEG) {
+TEST_F(RewriterTest, MoveBeforeAProducerOrAfterAUser_NEG) {
   TwoNodes g(true);
   g.b.user_output(g.c);
   Rewriter rw(g.ep);
@@ -100,7 +103,7 @@ TEST(RewriterTest, MoveBeforeAProducerOrAfterAUser_NEG) {
 
 // What the partitioner does: a node after a group takes over the group's
 // value; the group's own readers keep the old one until they are erased.
-TEST(RewriterTest, ReplaceAllUsesLeavingNodesThatGo) {
+TEST_F(RewriterTest, ReplaceAllUsesLeavingNodesThatGo) {
   TwoNodes g(true);
   g.b.user_output(g.a);
   Rewriter rw(g.ep);
@@ -118,7 +121,7 @@ TEST(RewriterTest, ReplaceAllUsesLeavingNodesThatGo) {
   EXPECT_TRUE(verify(g.ep, "model").ok());
 }
 
-TEST(RewriterTest, ReplaceNodeMovesTheOutputAndItsSpec) {
+TEST_F(RewriterTest, ReplaceNodeMovesTheOutputAndItsSpec) {
   ExportedProgram ep;
   SimpleLinear s = build_simple_linear(ep);
   Rewriter rw(ep);
@@ -135,7 +138,7 @@ TEST(RewriterTest, ReplaceNodeMovesTheOutputAndItsSpec) {
   EXPECT_EQ(verify_text(ep), "");
 }
 
-TEST(RewriterTest, ReplaceNodeReadingItsOwnValue_NEG) {
+TEST_F(RewriterTest, ReplaceNodeReadingItsOwnValue_NEG) {
   ExportedProgram ep;
   SimpleLinear s = build_simple_linear(ep);
   Rewriter rw(ep);
@@ -145,7 +148,7 @@ TEST(RewriterTest, ReplaceNodeReadingItsOwnValue_NEG) {
                          "is not defined before node 'addmm'");
 }
 
-TEST(RewriterTest, RetargetKeepsTheValueItsNameAndItsUses) {
+TEST_F(RewriterTest, RetargetKeepsTheValueItsNameAndItsUses) {
   ExportedProgram ep;
   SimpleLinear s = build_simple_linear(ep);
   Rewriter rw(ep);
@@ -162,9 +165,7 @@ TEST(RewriterTest, RetargetKeepsTheValueItsNameAndItsUses) {
   EXPECT_EQ(verify_text(ep), "");
 }
 
-TEST(RewriterTest, RetargetReadingItsOwnOrALaterValue_NEG) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(RewriterTest, RetargetReadingItsOwnOrALaterValue_NEG) {
   Value* x = b.user_input("x", {2});
   Value* a = b.call("aten.neg.default", {{"self", x}}, {2});
   Value* c = b.call("aten.relu.default", {{"self", x}}, {2});
@@ -178,7 +179,7 @@ TEST(RewriterTest, RetargetReadingItsOwnOrALaterValue_NEG) {
   EXPECT_FAILS_UNCHANGED(ep, rw.retarget(a->producer(), "", {pos("self", TensorRef{x})}), "empty target");
 }
 
-TEST(RewriterTest, CreateCallChecksTheInsertionPoint) {
+TEST_F(RewriterTest, CreateCallChecksTheInsertionPoint) {
   ExportedProgram ep;
   SimpleLinear s = build_simple_linear(ep);
   Rewriter rw(ep);
@@ -208,7 +209,7 @@ TEST(RewriterTest, CreateCallChecksTheInsertionPoint) {
   EXPECT_EQ(verify_text(ep), "");
 }
 
-TEST(RewriterTest, ValueOfAnotherGraph_NEG) {
+TEST_F(RewriterTest, ValueOfAnotherGraph_NEG) {
   ExportedProgram a, b;
   SimpleLinear sa = build_simple_linear(a);
   SimpleLinear sb = build_simple_linear(b);
@@ -220,9 +221,7 @@ TEST(RewriterTest, ValueOfAnotherGraph_NEG) {
   EXPECT_FAILS_UNCHANGED(a, rw.replace_all_uses(sa.addmm, sb.addmm), "another graph");
 }
 
-TEST(RewriterTest, ReplaceAllUsesChecksOrderAndKind) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(RewriterTest, ReplaceAllUsesChecksOrderAndKind) {
   Value* x = b.user_input("x", {2});
   Value* n = b.sym_int_input("n", SymExpr{"s0", std::nullopt});
   Value* a = b.call("aten.neg.default", {{"self", x}}, {2});
@@ -244,7 +243,7 @@ TEST(RewriterTest, ReplaceAllUsesChecksOrderAndKind) {
   EXPECT_EQ(verify_text(ep), "");
 }
 
-TEST(RewriterTest, EraseNodeWithUses_NEG) {
+TEST_F(RewriterTest, EraseNodeWithUses_NEG) {
   ExportedProgram ep;
   SimpleLinear s = build_simple_linear(ep);
   Rewriter rw(ep);
@@ -252,9 +251,7 @@ TEST(RewriterTest, EraseNodeWithUses_NEG) {
   EXPECT_FAILS_UNCHANGED(ep, rw.erase_node(s.addmm->producer()), "still has 1 use(s)");  // the graph output
 }
 
-TEST(RewriterTest, RenameFollowsUserInputMutationSpecs) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(RewriterTest, RenameFollowsUserInputMutationSpecs) {
   Value* x = b.user_input("x", {2});
   Value* y = b.call("aten.add.Tensor", {{"self", x}, {"other", 1}}, {2});
   b.user_input_mutation(y, "x");
@@ -269,9 +266,7 @@ TEST(RewriterTest, RenameFollowsUserInputMutationSpecs) {
 
 // ---- inputs ----------------------------------------------------------------------
 
-TEST(RewriterTest, AddedLiftedConstantGoesBetweenBuffersAndUserInputs) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(RewriterTest, AddedLiftedConstantGoesBetweenBuffersAndUserInputs) {
   b.parameter("w", {2});
   b.buffer("bn.running_mean", {2});
   Value* x = b.user_input("x", {2});
@@ -300,7 +295,7 @@ TEST(RewriterTest, AddedLiftedConstantGoesBetweenBuffersAndUserInputs) {
   EXPECT_EQ(verify_text(ep), "");
 }
 
-TEST(RewriterTest, AddInputWithTakenStateName_NEG) {
+TEST_F(RewriterTest, AddInputWithTakenStateName_NEG) {
   ExportedProgram ep;
   build_simple_linear(ep);
   Rewriter rw(ep);
@@ -312,7 +307,7 @@ TEST(RewriterTest, AddInputWithTakenStateName_NEG) {
   EXPECT_FAILS_UNCHANGED(ep, bare.add_parameter("q", Tensor::empty(DType::Float32, {3})), "bare graph");
 }
 
-TEST(RewriterTest, RemoveInputStillInUse_NEG) {
+TEST_F(RewriterTest, RemoveInputStillInUse_NEG) {
   ExportedProgram ep;
   SimpleLinear s = build_simple_linear(ep);
   Rewriter rw(ep);
@@ -321,7 +316,7 @@ TEST(RewriterTest, RemoveInputStillInUse_NEG) {
   EXPECT_FAILS_UNCHANGED(ep, rw.remove_input(s.addmm), "not an input of this program");
 }
 
-TEST(RewriterTest, RemoveParameterRemovesItsState) {
+TEST_F(RewriterTest, RemoveParameterRemovesItsState) {
   ExportedProgram ep;
   SimpleLinear s = build_simple_linear(ep);
   Rewriter rw(ep);
@@ -334,9 +329,7 @@ TEST(RewriterTest, RemoveParameterRemovesItsState) {
   EXPECT_EQ(verify_text(ep), "");
 }
 
-TEST(RewriterTest, RemovingATiedParameterTakesItsUnnamedAliasesAlong) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(RewriterTest, RemovingATiedParameterTakesItsUnnamedAliasesAlong) {
   Value* w = b.parameter("embed.weight", {4, 2});
   Value* x = b.user_input("x", {2});
   b.user_output(b.call("aten.neg.default", {{"self", x}}, {2}));
@@ -349,11 +342,9 @@ TEST(RewriterTest, RemovingATiedParameterTakesItsUnnamedAliasesAlong) {
   EXPECT_EQ(verify_text(ep), "");
 }
 
-TEST(RewriterTest, RemovingOneOfTwoTiedInputsKeepsTheOther_NEG) {
+TEST_F(RewriterTest, RemovingOneOfTwoTiedInputsKeepsTheOther_NEG) {
   // Both names are lifted (two specs): the survivor still needs its entry,
   // and an unnamed third alias is still anchored by it.
-  ExportedProgram ep;
-  GraphBuilder b(ep);
   Value* w = b.parameter("embed.weight", {4, 2});
   Value* h = b.parameter("head.weight", {4, 2});
   ep.parameters.set("head.weight", *ep.parameters.find("embed.weight"));
@@ -369,9 +360,7 @@ TEST(RewriterTest, RemovingOneOfTwoTiedInputsKeepsTheOther_NEG) {
   EXPECT_EQ(verify_text(ep), "");
 }
 
-TEST(RewriterTest, RemoveMutatedBufferInput_NEG) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(RewriterTest, RemoveMutatedBufferInput_NEG) {
   Value* buf = b.buffer("count", {1});
   Value* x = b.user_input("x", {1});
   Value* nb = b.call("aten.add.Tensor", {{"self", x}, {"other", 1}}, {1});
@@ -385,9 +374,7 @@ TEST(RewriterTest, RemoveMutatedBufferInput_NEG) {
 
 // ---- outputs ----------------------------------------------------------------------
 
-TEST(RewriterTest, MutationOutputsGoFirst) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(RewriterTest, MutationOutputsGoFirst) {
   Value* buf = b.buffer("count", {1});
   Value* x = b.user_input("x", {1});
   Value* y = b.call("aten.add.Tensor", {{"self", x}, {"other", buf}}, {1});
@@ -414,7 +401,7 @@ TEST(RewriterTest, MutationOutputsGoFirst) {
 
 // Random sequences of Rewriter calls: every call either works or fails
 // without a trace, and the program verifies after each one.
-TEST(RewriterTest, RandomCallSequencesNeverBreakTheProgram) {
+TEST_F(RewriterTest, RandomCallSequencesNeverBreakTheProgram) {
   int succeeded[10] = {}, failed[10] = {};
   for (uint32_t seed = 1; seed <= 30; ++seed) {
     ExportedProgram ep;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "lathe/ir/program_test_support.h"
 #include "lathe/ir/graph_builder.h"
 
 namespace lathe {
@@ -13,6 +14,14 @@ namespace {
 // The message of a failed verify, or "" if it passed.
 std::string failure(const Status& st) { return st.ok() ? "" : st.error().message(); }
 std::string failure(const ExportedProgram& ep) { return failure(verify(ep, "forward")); }
+
+// build_simple_linear's program with one more user input: a placeholder of
+// `kind` with no metadata, which verify() must reject.
+void simple_linear_with_bare_user_input(ExportedProgram& ep, ValueKind kind, const char* name) {
+  build_simple_linear(ep);
+  GraphAssembler(ep.graph()).insert_placeholder(kind, name);
+  ep.input_specs.push_back(InputSpec{InputKind::UserInput, "", true, {}});
+}
 
 #define EXPECT_FAILS_WITH(ep, fragment)                                       \
   do {                                                                        \
@@ -41,7 +50,9 @@ struct Stateful {
   }
 };
 
-TEST(VerifyTest, GoodProgramsPass) {
+class VerifyTest : public testing::ProgramTest {};
+
+TEST_F(VerifyTest, GoodProgramsPass) {
   ExportedProgram ep;
   build_simple_linear(ep);
   EXPECT_EQ(failure(ep), "");
@@ -55,14 +66,14 @@ TEST(VerifyTest, GoodProgramsPass) {
 
 // ---- signature alignment --------------------------------------------------
 
-TEST(VerifyTest, ExtraOutputSpec_NEG) {
+TEST_F(VerifyTest, ExtraOutputSpec_NEG) {
   ExportedProgram ep;
   build_simple_linear(ep);
   ep.output_specs.push_back(OutputSpec{OutputKind::UserOutput, ""});
   EXPECT_FAILS_WITH(ep, "method 'forward': the graph has 1 output(s) but the signature 2 output spec(s)");
 }
 
-TEST(VerifyTest, MissingInputSpec_NEG) {
+TEST_F(VerifyTest, MissingInputSpec_NEG) {
   ExportedProgram ep;
   build_simple_linear(ep);
   ep.input_specs.pop_back();
@@ -71,15 +82,13 @@ TEST(VerifyTest, MissingInputSpec_NEG) {
 
 // ---- input kinds ----------------------------------------------------------
 
-TEST(VerifyTest, ParameterSpecOnSymIntPlaceholder_NEG) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(VerifyTest, ParameterSpecOnSymIntPlaceholder_NEG) {
   b.sym_int_input("n", SymExpr{"s0", std::nullopt});
   ep.input_specs[0] = InputSpec{InputKind::Parameter, "w", true, {}};
   EXPECT_FAILS_WITH(ep, "input spec 0 (parameter 'w', %n): expects a tensor graph input, but it is sym_int");
 }
 
-TEST(VerifyTest, ConstantInputSpecOnPlaceholder_NEG) {
+TEST_F(VerifyTest, ConstantInputSpecOnPlaceholder_NEG) {
   ExportedProgram ep;
   SimpleLinear s = build_simple_linear(ep);
   ep.input_specs[2] = InputSpec{InputKind::ConstantInput, "arg", true, int64_t{3}};
@@ -87,7 +96,7 @@ TEST(VerifyTest, ConstantInputSpecOnPlaceholder_NEG) {
   (void)s;
 }
 
-TEST(VerifyTest, ConstantInputLiteralPasses) {
+TEST_F(VerifyTest, ConstantInputLiteralPasses) {
   ExportedProgram ep;
   build_simple_linear(ep);
   GraphAssembler(ep.graph()).insert_literal_input(int64_t{3});
@@ -95,7 +104,7 @@ TEST(VerifyTest, ConstantInputLiteralPasses) {
   EXPECT_EQ(failure(ep), "");
 }
 
-TEST(VerifyTest, TokenSpecOnSymInt_NEG) {
+TEST_F(VerifyTest, TokenSpecOnSymInt_NEG) {
   // A tensor is accepted (PyTorch 2.13 writes tokens as f32[0] tensors,
   // fixtures/constructs/effects.pt2); a symbolic int is not.
   ExportedProgram ep;
@@ -108,9 +117,7 @@ TEST(VerifyTest, TokenSpecOnSymInt_NEG) {
   ep.input_specs.insert(ep.input_specs.begin(), InputSpec{InputKind::Token, "", true, {}});
   EXPECT_FAILS_WITH(ep, "input spec 0 (token, %token2): expects a token (or tensor) graph input, but it is sym_int");
   ExportedProgram ep2;
-  build_simple_linear(ep2);
-  GraphAssembler(ep2.graph()).insert_placeholder(ValueKind::Token, "token");
-  ep2.input_specs.push_back(InputSpec{InputKind::UserInput, "", true, {}});
+  simple_linear_with_bare_user_input(ep2, ValueKind::Token, "token");
   EXPECT_FAILS_WITH(ep2, "input spec 3 (user_input, %token): expects a non-token graph input, but it is token");
 }
 
@@ -120,9 +127,7 @@ TEST(VerifyTest, TokenSpecOnSymInt_NEG) {
 // interleaves lifted state in module attribute order
 // (fixtures/transformer_block_int8.pt2 has a tensor constant between buffers).
 
-TEST(VerifyTest, UserInputBeforeParameterIsAccepted) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(VerifyTest, UserInputBeforeParameterIsAccepted) {
   b.parameter("w", {2});
   b.user_input("x", {2});
   Graph& g = ep.graph();
@@ -132,7 +137,7 @@ TEST(VerifyTest, UserInputBeforeParameterIsAccepted) {
   EXPECT_TRUE(st.ok()) << st.error().message();
 }
 
-TEST(VerifyTest, ConstantBetweenBuffersIsAccepted) {
+TEST_F(VerifyTest, ConstantBetweenBuffersIsAccepted) {
   Stateful s;
   Graph& g = s.ep.graph();
   Value* c2 = GraphAssembler(g).insert_placeholder(ValueKind::Tensor, "c_early", 2);
@@ -149,7 +154,7 @@ TEST(VerifyTest, ConstantBetweenBuffersIsAccepted) {
 
 // ---- state ----------------------------------------------------------------
 
-TEST(VerifyTest, OrphanParameter_NEG) {
+TEST_F(VerifyTest, OrphanParameter_NEG) {
   ExportedProgram ep;
   build_simple_linear(ep);
   ep.parameters.set("linear.extra", Tensor::empty(DType::Float32, {3}));
@@ -158,7 +163,7 @@ TEST(VerifyTest, OrphanParameter_NEG) {
 
 // torch.export keeps a tied weight under every name in the state dict but
 // lifts it once (fixtures/tied_embedding.pt2: head.weight aliases embed.weight).
-TEST(VerifyTest, TiedAliasInStateIsNotAnOrphan) {
+TEST_F(VerifyTest, TiedAliasInStateIsNotAnOrphan) {
   ExportedProgram ep;
   build_simple_linear(ep);
   ep.parameters.set("head.weight", *ep.parameters.find("linear.weight"));
@@ -171,7 +176,7 @@ TEST(VerifyTest, TiedAliasInStateIsNotAnOrphan) {
   EXPECT_FAILS_WITH(ep, "parameter 'head.weight' is named by no input spec (orphan state)");
 }
 
-TEST(VerifyTest, OrphanBufferAndConstant_NEG) {
+TEST_F(VerifyTest, OrphanBufferAndConstant_NEG) {
   Stateful a;
   a.ep.buffers.set("stale", Tensor::empty(DType::Float32, {2}));
   EXPECT_FAILS_WITH(a.ep, "buffer 'stale' is named by no persistent buffer input spec (orphan state)");
@@ -180,7 +185,7 @@ TEST(VerifyTest, OrphanBufferAndConstant_NEG) {
   EXPECT_FAILS_WITH(b.ep, "constant 'lifted_tensor_9' is named by no tensor_constant");
 }
 
-TEST(VerifyTest, ParameterMissingFromState_NEG) {
+TEST_F(VerifyTest, ParameterMissingFromState_NEG) {
   ExportedProgram ep;
   build_simple_linear(ep);
   ep.parameters.erase("linear.bias");
@@ -189,7 +194,7 @@ TEST(VerifyTest, ParameterMissingFromState_NEG) {
                     "the program's parameters");
 }
 
-TEST(VerifyTest, BufferStateInWrongDict_NEG) {
+TEST_F(VerifyTest, BufferStateInWrongDict_NEG) {
   Stateful a;  // persistent buffer stored as a constant
   Tensor t = *a.ep.buffers.find("bn.running_mean");
   a.ep.buffers.erase("bn.running_mean");
@@ -203,7 +208,7 @@ TEST(VerifyTest, BufferStateInWrongDict_NEG) {
   EXPECT_FAILS_WITH(c.ep, "tensor constant 'lifted_tensor_0' is not in the program's constants");
 }
 
-TEST(VerifyTest, TwoSpecsNameOneTarget_NEG) {
+TEST_F(VerifyTest, TwoSpecsNameOneTarget_NEG) {
   ExportedProgram ep;
   build_simple_linear(ep);
   ep.input_specs[1].target = "linear.weight";
@@ -212,14 +217,14 @@ TEST(VerifyTest, TwoSpecsNameOneTarget_NEG) {
                     "named by input spec 0");
 }
 
-TEST(VerifyTest, EmptyStateTarget_NEG) {
+TEST_F(VerifyTest, EmptyStateTarget_NEG) {
   ExportedProgram ep;
   build_simple_linear(ep);
   ep.input_specs[0].target.clear();
   EXPECT_FAILS_WITH(ep, "input spec 0 (parameter, %p_linear_weight): names no state entry");
 }
 
-TEST(VerifyTest, StateDtypeOrShapeDisagreesWithPlaceholder_NEG) {
+TEST_F(VerifyTest, StateDtypeOrShapeDisagreesWithPlaceholder_NEG) {
   ExportedProgram a;
   build_simple_linear(a);
   a.parameters.set("linear.weight", Tensor::empty(DType::Int64, {3, 3}));
@@ -232,7 +237,7 @@ TEST(VerifyTest, StateDtypeOrShapeDisagreesWithPlaceholder_NEG) {
 
 // ---- outputs --------------------------------------------------------------
 
-TEST(VerifyTest, BufferMutationAfterUserOutput_NEG) {
+TEST_F(VerifyTest, BufferMutationAfterUserOutput_NEG) {
   Stateful s;
   Graph& g = s.ep.graph();
   GraphAssembler ga(g);
@@ -246,13 +251,13 @@ TEST(VerifyTest, BufferMutationAfterUserOutput_NEG) {
                     "before user outputs, but output spec 0 is a user_output");
 }
 
-TEST(VerifyTest, BufferMutationNamesAParameter_NEG) {
+TEST_F(VerifyTest, BufferMutationNamesAParameter_NEG) {
   Stateful s;
   s.ep.output_specs[0].target = "w";
   EXPECT_FAILS_WITH(s.ep, "output spec 0 (buffer_mutation 'w', %add_2): names 'w', which is not a buffer input");
 }
 
-TEST(VerifyTest, UserInputMutationNamesNoUserInput_NEG) {
+TEST_F(VerifyTest, UserInputMutationNamesNoUserInput_NEG) {
   Stateful s;
   s.ep.output_specs[0] = OutputSpec{OutputKind::UserInputMutation, "p_w"};
   EXPECT_FAILS_WITH(s.ep, "names 'p_w', which is not a user input");
@@ -261,14 +266,14 @@ TEST(VerifyTest, UserInputMutationNamesNoUserInput_NEG) {
   EXPECT_EQ(failure(ok.ep), "");
 }
 
-TEST(VerifyTest, MutationOutputIsNotATensor_NEG) {
+TEST_F(VerifyTest, MutationOutputIsNotATensor_NEG) {
   Stateful s;
   GraphAssembler(s.ep.graph()).set_output(0, Argument(int64_t{1}));
   EXPECT_FAILS_WITH(s.ep,
                     "output spec 0 (buffer_mutation 'bn.running_mean', a literal): must be a single tensor value");
 }
 
-TEST(VerifyTest, SameBufferMutatedTwice_NEG) {
+TEST_F(VerifyTest, SameBufferMutatedTwice_NEG) {
   Stateful s;
   GraphBuilder b(s.ep);
   b.buffer_mutation(s.y, "bn.running_mean");
@@ -279,7 +284,7 @@ TEST(VerifyTest, SameBufferMutatedTwice_NEG) {
 
 // ---- graph structure --------------------------------------------------------
 
-TEST(VerifyTest, UseBeforeDefinition_NEG) {
+TEST_F(VerifyTest, UseBeforeDefinition_NEG) {
   ExportedProgram ep;
   SimpleLinear s = build_simple_linear(ep);
   GraphAssembler(ep.graph()).move_before(s.addmm->producer(), s.permute->producer());
@@ -288,7 +293,7 @@ TEST(VerifyTest, UseBeforeDefinition_NEG) {
                     "before it is defined (by 'permute_copy')");
 }
 
-TEST(VerifyTest, NodeOutputWithoutMeta_NEG) {
+TEST_F(VerifyTest, NodeOutputWithoutMeta_NEG) {
   ExportedProgram ep;
   GraphAssembler ga(ep.graph());
   SimpleLinear s = build_simple_linear(ep);
@@ -297,15 +302,13 @@ TEST(VerifyTest, NodeOutputWithoutMeta_NEG) {
   EXPECT_FAILS_WITH(ep, "node 2 'relu' (aten.relu.default): value %relu: tensor has no metadata");
 }
 
-TEST(VerifyTest, PlaceholderWithoutMeta_NEG) {
+TEST_F(VerifyTest, PlaceholderWithoutMeta_NEG) {
   ExportedProgram ep;
-  build_simple_linear(ep);
-  GraphAssembler(ep.graph()).insert_placeholder(ValueKind::Tensor, "y");
-  ep.input_specs.push_back(InputSpec{InputKind::UserInput, "", true, {}});
+  simple_linear_with_bare_user_input(ep, ValueKind::Tensor, "y");
   EXPECT_FAILS_WITH(ep, "graph input 3 (%y): tensor has no metadata");
 }
 
-TEST(VerifyTest, DefinedValueNotListedAsOutput_NEG) {
+TEST_F(VerifyTest, DefinedValueNotListedAsOutput_NEG) {
   ExportedProgram ep;
   SimpleLinear s = build_simple_linear(ep);
   Value* extra = GraphAssembler(ep.graph()).new_node_value(s.addmm->producer(), ValueKind::Tensor, "extra");
@@ -313,15 +316,13 @@ TEST(VerifyTest, DefinedValueNotListedAsOutput_NEG) {
   EXPECT_FAILS_WITH(ep, "node 1 'addmm' (aten.addmm.default): value %extra: is defined but not listed");
 }
 
-TEST(VerifyTest, TensorArgumentHoldingASymInt_NEG) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(VerifyTest, TensorArgumentHoldingASymInt_NEG) {
   Value* n = b.sym_int_input("n", SymExpr{"s0", std::nullopt});
   b.call("aten.relu.default", {{"self", TensorRef{n}}}, {1});
   EXPECT_FAILS_WITH(ep, "argument 'self': tensor argument refers to %n, a sym_int");
 }
 
-TEST(VerifyTest, ValueFromAnotherGraph_NEG) {
+TEST_F(VerifyTest, ValueFromAnotherGraph_NEG) {
   ExportedProgram other;
   SimpleLinear o = build_simple_linear(other);
   ExportedProgram ep;
@@ -341,7 +342,7 @@ TEST(VerifyTest, ValueFromAnotherGraph_NEG) {
 
 // A rewriter that edits an argument behind the graph's back (simulated with
 // const_cast) leaves the use-lists wrong; verify must notice.
-TEST(VerifyTest, UseListOutOfSyncWithArguments_NEG) {
+TEST_F(VerifyTest, UseListOutOfSyncWithArguments_NEG) {
   ExportedProgram ep;
   SimpleLinear s = build_simple_linear(ep);
   Node* mm = s.addmm->producer();
@@ -376,7 +377,7 @@ struct WithCond {
   }
 };
 
-TEST(VerifyTest, SubgraphsAreVerified) {
+TEST_F(VerifyTest, SubgraphsAreVerified) {
   WithCond ok;
   EXPECT_EQ(failure(ok.ep), "");
   WithCond bad;
@@ -388,7 +389,7 @@ TEST(VerifyTest, SubgraphsAreVerified) {
                     "'cos' (aten.cos.default): value %cos: tensor has no metadata");
 }
 
-TEST(VerifyTest, SubgraphUsesOuterValueDefinedLater_NEG) {
+TEST_F(VerifyTest, SubgraphUsesOuterValueDefinedLater_NEG) {
   WithCond w;
   GraphBuilder b(w.ep);
   Value* late = b.call("aten.neg.default", {{"self", w.x}}, {2});
@@ -406,7 +407,7 @@ TEST(VerifyTest, SubgraphUsesOuterValueDefinedLater_NEG) {
 
 // ---- programs -------------------------------------------------------------------
 
-TEST(VerifyTest, ProgramRules_NEG) {
+TEST_F(VerifyTest, ProgramRules_NEG) {
   Program empty;
   EXPECT_EQ(failure(verify(empty)), "program has no methods");
   Program twice;

@@ -10,14 +10,10 @@
 
 namespace lathe {
 
-class AddmmMmToLinear : public Pass {
+class AddmmMmToLinear
+    : public NamedPass<"addmm_mm_to_linear",
+                       "addmm(b, x, t(w)) / mm(x, t(w)) -> linear when w is a compile-time constant weight"> {
  public:
-  static constexpr std::string_view kName = "addmm_mm_to_linear";
-
-  std::string_view name() const override { return kName; }
-  std::string_view description() const override {
-    return "addmm(b, x, t(w)) / mm(x, t(w)) -> linear when w is a compile-time constant weight";
-  }
   Result<bool> run(ExportedProgram& program, PassContext& ctx) override;
 
   // For graph-only tools: with no signature a placeholder cannot be told

@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "lathe/ir/program_test_support.h"
 #include "lathe/core/log.h"
 #include "lathe/ir/graph_builder.h"
 #include "lathe/ir/printer.h"
@@ -63,19 +64,18 @@ Value* dq_per_tensor(GraphBuilder& b, Value* q8) {
 
 // ---- §1: the signature follows the rewrite ---------------------------------------
 
-TEST(AddmmMmToLinearTest, SimpleLinearReturnsTheLinear) {
+class AddmmMmToLinearTest : public testing::ProgramTest {};
+
+TEST_F(AddmmMmToLinearTest, SimpleLinearReturnsTheLinear) {
   ExportedProgram ep;
   build_simple_linear(ep);
   std::vector<std::string> explain = run_linear(ep, /*dce=*/true);
   EXPECT_EQ(print_program(ep),
-            "inputs:\n"
-            "  %p_linear_weight: f32[3, 3]  parameter linear.weight\n"
-            "  %p_linear_bias: f32[3]  parameter linear.bias\n"
-            "  %arg: f32[2, 3]  user_input\n"
-            "nodes:\n"
-            "  %addmm: f32[2, 3] = aten.linear.default(%arg, %p_linear_weight, %p_linear_bias)\n"
-            "outputs:\n"
-            "  %addmm  user_output\n");
+            testing::kSimpleLinearInputs +
+                "nodes:\n"
+                "  %addmm: f32[2, 3] = aten.linear.default(%arg, %p_linear_weight, %p_linear_bias)\n"
+                "outputs:\n"
+                "  %addmm  user_output\n");
   Value* out = ep.graph().outputs()[0].tensor();
   ASSERT_NE(out, nullptr);
   EXPECT_EQ(out->producer()->target(), "torch.ops.aten.linear.default");
@@ -84,9 +84,7 @@ TEST(AddmmMmToLinearTest, SimpleLinearReturnsTheLinear) {
                                                "parameter 'linear.weight')"}));
 }
 
-TEST(AddmmMmToLinearTest, SimpleLinearWithUserInputWeight_NEG) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(AddmmMmToLinearTest, SimpleLinearWithUserInputWeight_NEG) {
   Value* bias = b.parameter("linear.bias", {3});
   Value* w = b.user_input("w", {3, 3});
   Value* x = b.user_input("arg", {2, 3});
@@ -101,9 +99,7 @@ TEST(AddmmMmToLinearTest, SimpleLinearWithUserInputWeight_NEG) {
 
 // ---- §2: only compile-time constant weights ---------------------------------------
 
-TEST(AddmmMmToLinearTest, ConstantWeightsOfEveryKindAndSpellingAreRewritten) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(AddmmMmToLinearTest, ConstantWeightsOfEveryKindAndSpellingAreRewritten) {
   Value* p = b.parameter("p", {4, 3});
   Value* buf = b.buffer("frozen", {4, 3});
   Value* np = b.buffer("scratch", {4, 3}, /*persistent=*/false);
@@ -134,9 +130,7 @@ TEST(AddmmMmToLinearTest, ConstantWeightsOfEveryKindAndSpellingAreRewritten) {
 
 // The TTS duration predictor of §2: two parameter addmms and an mm whose
 // second operand is a per-request 64x64 activation.
-TEST(AddmmMmToLinearTest, ComputedMmOperandStaysMm_NEG) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(AddmmMmToLinearTest, ComputedMmOperandStaysMm_NEG) {
   Value* ew = b.parameter("encoder.weight", {64, 32});
   Value* eb = b.parameter("encoder.bias", {64});
   Value* dw = b.parameter("duration.weight", {1, 64});
@@ -160,9 +154,7 @@ TEST(AddmmMmToLinearTest, ComputedMmOperandStaysMm_NEG) {
   EXPECT_EQ(explain[1], "mm 'mm' kept: weight 'permute' is computed at run time by 'squeeze_1'");
 }
 
-TEST(AddmmMmToLinearTest, ComputedAddmmOperandStaysAddmm_NEG) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(AddmmMmToLinearTest, ComputedAddmmOperandStaysAddmm_NEG) {
   Value* bias = b.parameter("bias", {3});
   Value* x = b.user_input("x", {2, 3});
   Value* y = b.user_input("y", {3, 3});
@@ -173,9 +165,7 @@ TEST(AddmmMmToLinearTest, ComputedAddmmOperandStaysAddmm_NEG) {
   EXPECT_EQ(explain, (std::vector<std::string>{"addmm 'addmm' kept: weight 't' is computed at run time by 'relu'"}));
 }
 
-TEST(AddmmMmToLinearTest, MutatedBufferKeptWhileNeverMutatedBufferIsRewritten_NEG) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(AddmmMmToLinearTest, MutatedBufferKeptWhileNeverMutatedBufferIsRewritten_NEG) {
   Value* stats = b.buffer("running_mean", {3, 3});
   Value* frozen = b.buffer("frozen", {3, 3});
   Value* x = b.user_input("x", {2, 3});
@@ -195,9 +185,7 @@ TEST(AddmmMmToLinearTest, MutatedBufferKeptWhileNeverMutatedBufferIsRewritten_NE
 
 // ---- quantized weights --------------------------------------------------------------
 
-TEST(AddmmMmToLinearTest, DequantizedParametersAreRewritten) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(AddmmMmToLinearTest, DequantizedParametersAreRewritten) {
   Value* q8 = b.parameter("w_int8", {4, 3}, DType::Int8);
   Value* scales = b.constant("scales", {4});
   Value* zeros = b.constant("zeros", {4}, DType::Int64);
@@ -233,9 +221,7 @@ TEST(AddmmMmToLinearTest, DequantizedParametersAreRewritten) {
             "'dequantize_per_channel_group' (dequantize_per_channel_group of constants))");
 }
 
-TEST(AddmmMmToLinearTest, DequantizeOfRuntimeDataKept_NEG) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(AddmmMmToLinearTest, DequantizeOfRuntimeDataKept_NEG) {
   Value* x = b.user_input("x", {2, 3});
   Value* raw = b.user_input("w_q", {4, 3}, DType::Int8);
   b.user_output(mm(b, x, transpose(b, dq_per_tensor(b, raw))));
@@ -247,9 +233,7 @@ TEST(AddmmMmToLinearTest, DequantizeOfRuntimeDataKept_NEG) {
 
 // ---- what the identity assumes ----------------------------------------------------------
 
-TEST(AddmmMmToLinearTest, OtherPermutationsAndShapesKept_NEG) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(AddmmMmToLinearTest, OtherPermutationsAndShapesKept_NEG) {
   Value* sq = b.parameter("square", {3, 3});
   Value* cube = b.parameter("cube", {3, 3, 3});
   Value* x = b.user_input("x", {2, 3});
@@ -268,9 +252,7 @@ TEST(AddmmMmToLinearTest, OtherPermutationsAndShapesKept_NEG) {
                      }));
 }
 
-TEST(AddmmMmToLinearTest, AlphaBetaOtherThanOneKept_NEG) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(AddmmMmToLinearTest, AlphaBetaOtherThanOneKept_NEG) {
   Value* w = b.parameter("w", {3, 3});
   Value* bias = b.parameter("bias", {3});
   Value* x = b.user_input("x", {2, 3});
@@ -282,9 +264,7 @@ TEST(AddmmMmToLinearTest, AlphaBetaOtherThanOneKept_NEG) {
                                                "addmm 'addmm_1' kept: beta is 0, not 1"}));
 }
 
-TEST(AddmmMmToLinearTest, AlphaBetaSpelledOutAsOneAreRewritten) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(AddmmMmToLinearTest, AlphaBetaSpelledOutAsOneAreRewritten) {
   Value* w = b.parameter("w", {3, 3});
   Value* bias = b.parameter("bias", {3});
   Value* x = b.user_input("x", {2, 3});
@@ -294,9 +274,7 @@ TEST(AddmmMmToLinearTest, AlphaBetaSpelledOutAsOneAreRewritten) {
   EXPECT_EQ(op_counts(ep.graph()), (std::map<std::string, int>{{"linear", 1}}));
 }
 
-TEST(AddmmMmToLinearTest, BiasThatIsNotALinearBiasKept_NEG) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(AddmmMmToLinearTest, BiasThatIsNotALinearBiasKept_NEG) {
   Value* w = b.parameter("w", {3, 3});
   Value* full = b.parameter("full_bias", {2, 3});
   Value* one = b.parameter("one", {1});
@@ -313,7 +291,7 @@ TEST(AddmmMmToLinearTest, BiasThatIsNotALinearBiasKept_NEG) {
 
 // ---- bare graphs: never guess ---------------------------------------------------------
 
-TEST(AddmmMmToLinearTest, BareGraphRefusesPlaceholdersAndWarnsOnce_NEG) {
+TEST_F(AddmmMmToLinearTest, BareGraphRefusesPlaceholdersAndWarnsOnce_NEG) {
   Graph g;
   GraphBuilder b(g);
   Value* w = b.input("w", GraphBuilder::tensor_meta({3, 3}));
@@ -340,9 +318,7 @@ TEST(AddmmMmToLinearTest, BareGraphRefusesPlaceholdersAndWarnsOnce_NEG) {
   EXPECT_TRUE(verify_graph(g, "graph").ok());
 }
 
-TEST(AddmmMmToLinearTest, SameShapeInAProgramIsRewrittenWithoutWarning) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(AddmmMmToLinearTest, SameShapeInAProgramIsRewrittenWithoutWarning) {
   Value* w = b.parameter("w", {3, 3});
   Value* x = b.user_input("x", {2, 3});
   b.user_output(mm(b, x, transpose(b, w)));
@@ -356,7 +332,7 @@ TEST(AddmmMmToLinearTest, SameShapeInAProgramIsRewrittenWithoutWarning) {
 
 // ---- §3: each method against its own signature ---------------------------------------
 
-TEST(AddmmMmToLinearTest, EachMethodIsJudgedByItsOwnSignature) {
+TEST_F(AddmmMmToLinearTest, EachMethodIsJudgedByItsOwnSignature) {
   // Both methods have a placeholder called p_w; only in `encode` is it a
   // parameter. `decode` takes it from the caller.
   Program program;
@@ -384,7 +360,7 @@ TEST(AddmmMmToLinearTest, EachMethodIsJudgedByItsOwnSignature) {
   EXPECT_EQ(ctx.records()[1].message, "mm 'mm' kept: weight 't' is user input 'p_w'");
 }
 
-TEST(AddmmMmToLinearTest, ReachesAFixpointInOneIteration) {
+TEST_F(AddmmMmToLinearTest, ReachesAFixpointInOneIteration) {
   ExportedProgram ep;
   build_simple_linear(ep);
   PassManager pm(PassManagerOptions{.verify_each = true, .fixpoint = true, .max_iterations = 3});

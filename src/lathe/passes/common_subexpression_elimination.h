@@ -9,14 +9,10 @@
 
 namespace lathe {
 
-class CommonSubexpressionElimination : public Pass {
+class CommonSubexpressionElimination
+    : public NamedPass<"common_subexpression_elimination",
+                       "merge pure nodes with the same op and arguments (impure, random and mutated values left alone)"> {
  public:
-  static constexpr std::string_view kName = "common_subexpression_elimination";
-
-  std::string_view name() const override { return kName; }
-  std::string_view description() const override {
-    return "merge pure nodes with the same op and arguments (impure, random and mutated values left alone)";
-  }
   Result<bool> run(ExportedProgram& program, PassContext& ctx) override;
 };
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "lathe/ir/program_test_support.h"
 #include "lathe/ir/printer.h"
 #include "lathe/passes/pass_test_support.h"
 
@@ -14,9 +15,9 @@ using testing::run_pass;
 
 std::unique_ptr<Pass> cse() { return std::make_unique<CommonSubexpressionElimination>(); }
 
-TEST(CommonSubexpressionEliminationTest, MergesIdenticalPureNodesAndTheirUsers) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+class CommonSubexpressionEliminationTest : public testing::ProgramTest {};
+
+TEST_F(CommonSubexpressionEliminationTest, MergesIdenticalPureNodesAndTheirUsers) {
   Value* w = b.parameter("w", {3, 3});
   Value* x = b.user_input("x", {3, 3});
   Value* r1 = b.call("aten.relu.default", {{"self", x}}, {3, 3});
@@ -30,8 +31,7 @@ TEST(CommonSubexpressionEliminationTest, MergesIdenticalPureNodesAndTheirUsers) 
   PassRun r = run_pass(ep, cse());
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_TRUE(r.changed);
-  std::string text = print_program(ep);
-  EXPECT_EQ(text.substr(text.find("nodes:")),
+  EXPECT_EQ(testing::nodes_and_outputs(ep),
             "nodes:\n"
             "  %relu: f32[3, 3] = aten.relu.default(%x)\n"
             "  %t: f32[3, 3] = aten.t.default(%p_w)\n"
@@ -45,9 +45,7 @@ TEST(CommonSubexpressionEliminationTest, MergesIdenticalPureNodesAndTheirUsers) 
   EXPECT_FALSE(run_pass(ep, cse()).changed);  // a fixpoint in one sweep
 }
 
-TEST(CommonSubexpressionEliminationTest, DifferentArgumentsAreNotMerged_NEG) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(CommonSubexpressionEliminationTest, DifferentArgumentsAreNotMerged_NEG) {
   Value* x = b.user_input("x", {3});
   Value* y = b.user_input("y", {3});
   b.user_output(b.call("aten.mul.Tensor", {{"self", x}, {"other", int64_t{2}}}, {3}));
@@ -58,9 +56,7 @@ TEST(CommonSubexpressionEliminationTest, DifferentArgumentsAreNotMerged_NEG) {
   PassRun r = testing::expect_unchanged(ep, cse());
 }
 
-TEST(CommonSubexpressionEliminationTest, ImpureRandomAllocatingAndMutatedAreLeftAlone_NEG) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(CommonSubexpressionEliminationTest, ImpureRandomAllocatingAndMutatedAreLeftAlone_NEG) {
   Value* x = b.user_input("x", {3});
   Value* y = b.user_input("y", {3});
   for (int i = 0; i < 2; ++i) {
@@ -80,9 +76,7 @@ TEST(CommonSubexpressionEliminationTest, ImpureRandomAllocatingAndMutatedAreLeft
   PassRun r = testing::expect_unchanged(ep, cse());
 }
 
-TEST(CommonSubexpressionEliminationTest, MultiOutputNodesMergeEveryOutput) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(CommonSubexpressionEliminationTest, MultiOutputNodesMergeEveryOutput) {
   Value* x = b.user_input("x", {2, 4});
   auto meta = GraphBuilder::tensor_meta({2, 4});
   auto stat = GraphBuilder::tensor_meta({2, 1});

@@ -41,16 +41,13 @@ struct ConstantPropagationOptions {
   ConstantEvaluator evaluator;
 };
 
-class ConstantPropagation : public Pass {
+class ConstantPropagation
+    : public NamedPass<"constant_propagation",
+                       "fold nodes computed only from constants into lifted tensor constants (never mutable buffers or q/dq)"> {
  public:
-  static constexpr std::string_view kName = "constant_propagation";
 
   explicit ConstantPropagation(ConstantPropagationOptions options = {}) : options_(std::move(options)) {}
 
-  std::string_view name() const override { return kName; }
-  std::string_view description() const override {
-    return "fold nodes computed only from constants into lifted tensor constants (never mutable buffers or q/dq)";
-  }
   Result<bool> run(ExportedProgram& program, PassContext& ctx) override;
 
   const ConstantPropagationOptions& options() const { return options_; }

@@ -14,20 +14,16 @@
 
 namespace lathe {
 
-class Decompose : public Pass {
+class Decompose
+    : public NamedPass<"decompose",
+                       "split composite ops (linear, matmul, t, transpose, softmax, layer_norm, conv, dropout) into core ATen, "
+                       "except a keep-list"> {
  public:
-  static constexpr std::string_view kName = "decompose";
 
   // `keep`: op names as Node::op_name() spells them ("aten.linear.default";
   // a leading "torch.ops." is dropped), or without the overload
   // ("aten.linear": every overload).
   explicit Decompose(std::vector<std::string> keep = {}) { set_keep(keep); }
-
-  std::string_view name() const override { return kName; }
-  std::string_view description() const override {
-    return "split composite ops (linear, matmul, t, transpose, softmax, layer_norm, conv, dropout) into core ATen, "
-           "except a keep-list";
-  }
   Result<bool> run(ExportedProgram& program, PassContext& ctx) override;
 
   void set_keep(const std::vector<std::string>& keep);

@@ -29,14 +29,11 @@
 
 namespace lathe {
 
-class FuseDynamicInt8Linear : public Pass {
+class FuseDynamicInt8Linear
+    : public NamedPass<"fuse_dynamic_int8_linear",
+                       "torchao dynamic int8 linear (choose_qparams_affine, quantize_affine, _int_mm, scales) -> "
+                       "lathe.dynamic_int8_mm"> {
  public:
-  static constexpr std::string_view kName = "fuse_dynamic_int8_linear";
-  std::string_view name() const override { return kName; }
-  std::string_view description() const override {
-    return "torchao dynamic int8 linear (choose_qparams_affine, quantize_affine, _int_mm, scales) -> "
-           "lathe.dynamic_int8_mm";
-  }
   Result<bool> run(ExportedProgram& program, PassContext& ctx) override;
 };
 

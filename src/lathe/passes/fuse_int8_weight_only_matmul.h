@@ -23,13 +23,10 @@
 
 namespace lathe {
 
-class FuseInt8WeightOnlyMatmul : public Pass {
+class FuseInt8WeightOnlyMatmul
+    : public NamedPass<"fuse_int8_weight_only_matmul",
+                       "mul(mm(x, to(t(q int8 constant), float32)), scale) (torchao Int8WeightOnlyConfig) -> _weight_int8pack_mm"> {
  public:
-  static constexpr std::string_view kName = "fuse_int8_weight_only_matmul";
-  std::string_view name() const override { return kName; }
-  std::string_view description() const override {
-    return "mul(mm(x, to(t(q int8 constant), float32)), scale) (torchao Int8WeightOnlyConfig) -> _weight_int8pack_mm";
-  }
   Result<bool> run(ExportedProgram& program, PassContext& ctx) override;
 };
 

@@ -50,8 +50,8 @@ TEST(FuseInt8WeightOnlyMatmul, TorchaoLinearBecomesWeightInt8PackMm) {
   b.user_output(torchao_linear(b, x, {}));
   testing::PassRun r = run_pass(ep, pass());
   EXPECT_TRUE(r.changed);
-  ASSERT_EQ(r.rewritten.size(), 1u);
-  EXPECT_EQ(r.rewritten[0], "mul 'mul' rewritten to _weight_int8pack_mm (int8 weight 'p_fc_weight' is parameter 'fc.weight')");
+  EXPECT_EQ(r.rewritten,
+            std::vector<std::string>{"mul 'mul' rewritten to _weight_int8pack_mm (int8 weight 'p_fc_weight' is parameter 'fc.weight')"});
   auto ops = op_histogram(ep.graph());
   EXPECT_EQ(ops["_weight_int8pack_mm"], 1);
   EXPECT_EQ(ops["mm"], 0);

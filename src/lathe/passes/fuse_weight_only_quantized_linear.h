@@ -19,15 +19,11 @@
 
 namespace lathe {
 
-class FuseWeightOnlyQuantizedLinear : public Pass {
+class FuseWeightOnlyQuantizedLinear
+    : public NamedPass<"fuse_weight_only_quantized_linear",
+                       "linear(x, dequantize(int8/int4 constant weight), incl. torchao's dequantize_affine) -> "
+                       "_weight_int8pack_mm / lathe.weight_int4_group_mm (symmetric weights only)"> {
  public:
-  static constexpr std::string_view kName = "fuse_weight_only_quantized_linear";
-
-  std::string_view name() const override { return kName; }
-  std::string_view description() const override {
-    return "linear(x, dequantize(int8/int4 constant weight), incl. torchao's dequantize_affine) -> "
-           "_weight_int8pack_mm / lathe.weight_int4_group_mm (symmetric weights only)";
-  }
   Result<bool> run(ExportedProgram& program, PassContext& ctx) override;
 };
 

@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "lathe/ir/program_test_support.h"
 #include "lathe/ir/graph_builder.h"
 #include "lathe/ir/verify.h"
 #include "lathe/passes/addmm_mm_to_linear.h"
@@ -85,9 +86,9 @@ const Node* producer_of_output(const ExportedProgram& ep, size_t i = 0) {
   return out.tensor()->producer();
 }
 
-TEST(FuseWeightOnlyQuantizedLinear, Int8WithBiasBecomesInt8PackMmPlusAdd) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+class FuseWeightOnlyQuantizedLinearTest : public testing::ProgramTest {};
+
+TEST_F(FuseWeightOnlyQuantizedLinearTest, Int8WithBiasBecomesInt8PackMmPlusAdd) {
   Value* bias = b.parameter("fc.bias", {N});
   Quantized w = int8_buffers(b);
   Value* x = b.user_input("x", {M, K});
@@ -119,9 +120,7 @@ TEST(FuseWeightOnlyQuantizedLinear, Int8WithBiasBecomesInt8PackMmPlusAdd) {
   EXPECT_TRUE(verify(ep, "forward").ok());
 }
 
-TEST(FuseWeightOnlyQuantizedLinear, Int8WithoutBiasOrZeroPointsIsTheMatmulItself) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(FuseWeightOnlyQuantizedLinearTest, Int8WithoutBiasOrZeroPointsIsTheMatmulItself) {
   Quantized w = int8_buffers(b, /*with_zeros=*/false);
   Value* x = b.user_input("x", {M, K});
   b.user_output(linear(b, x, dq_channel(b, w), nullptr));
@@ -134,9 +133,7 @@ TEST(FuseWeightOnlyQuantizedLinear, Int8WithoutBiasOrZeroPointsIsTheMatmulItself
   EXPECT_EQ(ep.graph().node_count(), 1u);
 }
 
-TEST(FuseWeightOnlyQuantizedLinear, Int4GroupwiseBecomesTheLatheGroupOp) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(FuseWeightOnlyQuantizedLinearTest, Int4GroupwiseBecomesTheLatheGroupOp) {
   Value* bias = b.parameter("fc.bias", {N});
   Quantized w;
   w.q = b.buffer("fc.weight_int8", {N, K}, true, DType::Int8);
@@ -175,9 +172,7 @@ Quantized affine_buffers(GraphBuilder& b, int64_t group) {
   return w;
 }
 
-TEST(FuseWeightOnlyQuantizedLinear, TorchaoInt4DequantizeAffineOnA3DInputIsFused) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(FuseWeightOnlyQuantizedLinearTest, TorchaoInt4DequantizeAffineOnA3DInputIsFused) {
   Value* bias = b.parameter("fc.bias", {N});
   Quantized w = affine_buffers(b, 4);
   Value* x = b.user_input("x", {2, M, K});
@@ -200,9 +195,7 @@ TEST(FuseWeightOnlyQuantizedLinear, TorchaoInt4DequantizeAffineOnA3DInputIsFused
 // The real pipeline: export gives addmm(b, x, t(dq(...))); addmm_mm_to_linear
 // makes it a linear (dequantized constants are constant weights), the fusion
 // then reads the int8 weight, and the transpose left behind goes too.
-TEST(FuseWeightOnlyQuantizedLinear, AfterAddmmMmToLinearEveryLinearIsFused) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(FuseWeightOnlyQuantizedLinearTest, AfterAddmmMmToLinearEveryLinearIsFused) {
   Value* bias = b.parameter("fc.bias", {N});
   Quantized w = int8_buffers(b);
   Value* x = b.user_input("x", {M, K});
@@ -234,9 +227,7 @@ std::string only_line(ExportedProgram& ep) {
   return lines.empty() ? "" : lines[0];
 }
 
-TEST(FuseWeightOnlyQuantizedLinear, DequantizeOfARuntimeTensorIsKept_NEG) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(FuseWeightOnlyQuantizedLinearTest, DequantizeOfARuntimeTensorIsKept_NEG) {
   Quantized w;
   w.scales = b.buffer("fc.weight_scales", {N});
   w.zeros = nullptr;
@@ -248,9 +239,7 @@ TEST(FuseWeightOnlyQuantizedLinear, DequantizeOfARuntimeTensorIsKept_NEG) {
   EXPECT_EQ(op_counts(ep.graph())["linear"], 1);
 }
 
-TEST(FuseWeightOnlyQuantizedLinear, MutatedBufferInt8WeightIsKept_NEG) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(FuseWeightOnlyQuantizedLinearTest, MutatedBufferInt8WeightIsKept_NEG) {
   Quantized w = int8_buffers(b);
   Value* x = b.user_input("x", {M, K});
   b.user_output(linear(b, x, dq_channel(b, w), nullptr));
@@ -262,9 +251,7 @@ TEST(FuseWeightOnlyQuantizedLinear, MutatedBufferInt8WeightIsKept_NEG) {
   EXPECT_EQ(op_counts(ep.graph())["_weight_int8pack_mm"], 0);
 }
 
-TEST(FuseWeightOnlyQuantizedLinear, AsymmetricZeroPointsAreKept_NEG) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(FuseWeightOnlyQuantizedLinearTest, AsymmetricZeroPointsAreKept_NEG) {
   Quantized w = int8_buffers(b);
   Tensor z = Tensor::empty(DType::Int64, {N});
   reinterpret_cast<int64_t*>(z.storage->mutable_data())[3] = -5;
@@ -276,9 +263,7 @@ TEST(FuseWeightOnlyQuantizedLinear, AsymmetricZeroPointsAreKept_NEG) {
             "-5); _weight_int8pack_mm has no zero point");
 }
 
-TEST(FuseWeightOnlyQuantizedLinear, DequantizeWithAnotherUserIsKept_NEG) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(FuseWeightOnlyQuantizedLinearTest, DequantizeWithAnotherUserIsKept_NEG) {
   Quantized w = int8_buffers(b);
   Value* x = b.user_input("x", {M, K});
   Value* dq = dq_channel(b, w);
@@ -289,7 +274,7 @@ TEST(FuseWeightOnlyQuantizedLinear, DequantizeWithAnotherUserIsKept_NEG) {
             "read the weight twice");
 }
 
-TEST(FuseWeightOnlyQuantizedLinear, OtherAxisOrRangeIsKept_NEG) {
+TEST_F(FuseWeightOnlyQuantizedLinearTest, OtherAxisOrRangeIsKept_NEG) {
   auto refusal = [](int64_t axis, int64_t qmin) {
     ExportedProgram ep;
     GraphBuilder b(ep);
@@ -302,18 +287,14 @@ TEST(FuseWeightOnlyQuantizedLinear, OtherAxisOrRangeIsKept_NEG) {
   EXPECT_EQ(refusal(1, -128), "linear 'linear' kept: axis is 1, not 0 (output channels)");
 }
 
-TEST(FuseWeightOnlyQuantizedLinear, ThreeDimensionalInputIsKept_NEG) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(FuseWeightOnlyQuantizedLinearTest, ThreeDimensionalInputIsKept_NEG) {
   Quantized w = int8_buffers(b);
   Value* x = b.user_input("x", {1, M, K});
   b.user_output(b.call("aten.linear.default", {{"input", x}, {"weight", dq_channel(b, w)}}, {1, M, N}));
   EXPECT_EQ(only_line(ep), "linear 'linear' kept: input 'x' is 3-D; _weight_int8pack_mm takes a 2-D input");
 }
 
-TEST(FuseWeightOnlyQuantizedLinear, Int8DequantizeAffineIsKept_NEG) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(FuseWeightOnlyQuantizedLinearTest, Int8DequantizeAffineIsKept_NEG) {
   Quantized w = affine_buffers(b, K);
   Value* x = b.user_input("x", {M, K});
   b.user_output(linear(b, x, dq_affine(b, w, K, -128, 127), nullptr));
@@ -322,9 +303,7 @@ TEST(FuseWeightOnlyQuantizedLinear, Int8DequantizeAffineIsKept_NEG) {
             "fused; torchao's Int8WeightOnlyConfig exports mm * scale, see fuse_int8_weight_only_matmul)");
 }
 
-TEST(FuseWeightOnlyQuantizedLinear, PlainFloatLinearIsNotACandidate) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(FuseWeightOnlyQuantizedLinearTest, PlainFloatLinearIsNotACandidate) {
   Value* w = b.parameter("fc.weight", {N, K});
   Value* x = b.user_input("x", {M, K});
   b.user_output(linear(b, x, w, nullptr));

@@ -4,6 +4,7 @@
 // so it can never consult another method's signature (linear-rewrite.md §3).
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -73,6 +74,28 @@ class Pass {
   virtual std::string_view description() const = 0;
   // Rewrites `program` (the method ctx.method()); returns whether it changed.
   virtual Result<bool> run(ExportedProgram& program, PassContext& ctx) = 0;
+};
+
+// A pass's name or description, as a template argument (a string literal).
+template <size_t N>
+struct PassText {
+  char text[N];
+  constexpr PassText(const char (&s)[N]) {  // NOLINT: implicit, so a literal converts
+    for (size_t i = 0; i < N; ++i) text[i] = s[i];
+  }
+  constexpr std::string_view view() const { return {text, N - 1}; }
+};
+
+// The base of every built-in pass: its name and one-line description are
+// part of its type, written once where the class is declared
+// (`class RemoveDeadCode : public NamedPass<"remove_dead_code", "...">`),
+// instead of each pass writing out the two accessors.
+template <PassText Name, PassText Description>
+class NamedPass : public Pass {
+ public:
+  static constexpr std::string_view kName = Name.view();
+  std::string_view name() const final { return kName; }
+  std::string_view description() const final { return Description.view(); }
 };
 
 }  // namespace lathe

@@ -22,6 +22,13 @@ struct PassRun {
   std::vector<std::string> rewritten;  // explain lines of rewrites
 };
 
+// The program's text from its nodes on (what a rewrite changes; the
+// signature above it is checked elsewhere).
+inline std::string nodes_and_outputs(const ExportedProgram& ep) {
+  std::string text = print_program(ep);
+  return text.substr(text.find("nodes:"));
+}
+
 // Runs `passes` in order with verify after every pass (as tests always do).
 inline PassRun run_passes(ExportedProgram& ep, std::vector<std::unique_ptr<Pass>> passes) {
   PassManager pm(PassManagerOptions{.verify_each = true});
@@ -50,6 +57,22 @@ inline PassRun expect_unchanged(ExportedProgram& ep, std::unique_ptr<Pass> pass)
   EXPECT_TRUE(r.ok) << r.error;
   EXPECT_FALSE(r.changed);
   EXPECT_EQ(print_program(ep), before);
+  return r;
+}
+
+// Runs `pass` and expects it to succeed and print the program as `text`
+// afterwards (the whole program, or with nodes_and_outputs from the nodes
+// on); returns the run for its explain lines.
+inline PassRun expect_program_after(ExportedProgram& ep, std::unique_ptr<Pass> pass, const std::string& text) {
+  PassRun r = run_pass(ep, std::move(pass));
+  EXPECT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(print_program(ep), text);
+  return r;
+}
+inline PassRun expect_nodes_after(ExportedProgram& ep, std::unique_ptr<Pass> pass, const std::string& text) {
+  PassRun r = run_pass(ep, std::move(pass));
+  EXPECT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(nodes_and_outputs(ep), text);
   return r;
 }
 

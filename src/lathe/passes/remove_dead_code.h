@@ -9,14 +9,10 @@
 
 namespace lathe {
 
-class RemoveDeadCode : public Pass {
+class RemoveDeadCode
+    : public NamedPass<"remove_dead_code",
+                       "drop unused pure nodes (inputs, mutation outputs and side-effecting ops are kept)"> {
  public:
-  static constexpr std::string_view kName = "remove_dead_code";
-
-  std::string_view name() const override { return kName; }
-  std::string_view description() const override {
-    return "drop unused pure nodes (inputs, mutation outputs and side-effecting ops are kept)";
-  }
   Result<bool> run(ExportedProgram& program, PassContext& ctx) override;
   // Drops only ops ops::is_effect_free() vouches for (ir/op_catalogue.h).
   Result<bool> run_on_graph(Graph& graph, PassContext& ctx);

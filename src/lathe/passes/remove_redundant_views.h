@@ -9,14 +9,10 @@
 
 namespace lathe {
 
-class RemoveRedundantViews : public Pass {
+class RemoveRedundantViews
+    : public NamedPass<"remove_redundant_views",
+                       "collapse view-of-view, drop views to the same shape and permutations that cancel (t(t(x)))"> {
  public:
-  static constexpr std::string_view kName = "remove_redundant_views";
-
-  std::string_view name() const override { return kName; }
-  std::string_view description() const override {
-    return "collapse view-of-view, drop views to the same shape and permutations that cancel (t(t(x)))";
-  }
   Result<bool> run(ExportedProgram& program, PassContext& ctx) override;
 };
 

@@ -2,22 +2,19 @@
 
 #include <gtest/gtest.h>
 
+#include "lathe/ir/program_test_support.h"
 #include "lathe/ir/printer.h"
 #include "lathe/passes/pass_test_support.h"
 
 namespace lathe {
 namespace {
 
+using testing::nodes_and_outputs;
 using testing::op_histogram;
 using testing::PassRun;
 using testing::run_pass;
 
 std::unique_ptr<Pass> views() { return std::make_unique<RemoveRedundantViews>(); }
-
-std::string nodes_and_outputs(const ExportedProgram& ep) {
-  std::string text = print_program(ep);
-  return text.substr(text.find("nodes:"));
-}
 
 Value* permute(GraphBuilder& b, Value* x, std::vector<int64_t> dims) {
   auto in = x->meta()->concrete_sizes().value();
@@ -26,9 +23,9 @@ Value* permute(GraphBuilder& b, Value* x, std::vector<int64_t> dims) {
   return b.call("aten.permute.default", {{"self", x}, {"dims", IntList{dims}}}, out);
 }
 
-TEST(RemoveRedundantViewsTest, CancellingPermutationsAndSameShapeViewsGo) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+class RemoveRedundantViewsTest : public testing::ProgramTest {};
+
+TEST_F(RemoveRedundantViewsTest, CancellingPermutationsAndSameShapeViewsGo) {
   Value* w = b.parameter("w", {3, 4});
   Value* x = b.user_input("x", {2, 3, 4});
   Value* tt = b.call("aten.t.default", {{"self", b.call("aten.t.default", {{"self", w}}, {4, 3})}}, {3, 4});
@@ -39,14 +36,12 @@ TEST(RemoveRedundantViewsTest, CancellingPermutationsAndSameShapeViewsGo) {
   Value* ident = permute(b, tr, {0, 1, 2});
   Value* s = b.call("aten.add.Tensor", {{"self", same}, {"other", ident}}, {2, 3, 4});
   b.user_output(b.call("aten.add.Tensor", {{"self", s}, {"other", tt}}, {2, 3, 4}));
-  PassRun r = run_pass(ep, views());
-  ASSERT_TRUE(r.ok) << r.error;
-  EXPECT_EQ(nodes_and_outputs(ep),
-            "nodes:\n"
-            "  %add: f32[2, 3, 4] = aten.add.Tensor(%x, %x)\n"
-            "  %add_1: f32[2, 3, 4] = aten.add.Tensor(%add, %p_w)\n"
-            "outputs:\n"
-            "  %add_1  user_output\n");
+  PassRun r = testing::expect_nodes_after(ep, views(),
+      "nodes:\n"
+      "  %add: f32[2, 3, 4] = aten.add.Tensor(%x, %x)\n"
+      "  %add_1: f32[2, 3, 4] = aten.add.Tensor(%add, %p_w)\n"
+      "outputs:\n"
+      "  %add_1  user_output\n");
   EXPECT_EQ(r.rewritten, (std::vector<std::string>{
                              "aten.t.default 't_1' removed: cancels 't'; its users read 'p_w'",
                              "aten.permute.default 'permute_1' removed: cancels 'permute'; its users read 'x'",
@@ -56,28 +51,22 @@ TEST(RemoveRedundantViewsTest, CancellingPermutationsAndSameShapeViewsGo) {
                          }));
 }
 
-TEST(RemoveRedundantViewsTest, ViewOfViewReadsTheBase) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(RemoveRedundantViewsTest, ViewOfViewReadsTheBase) {
   Value* x = b.user_input("x", {2, 3, 4});
   Value* v1 = b.call("aten.view.default", {{"self", x}, {"size", IntList{{6, 4}}}}, {6, 4});
   Value* v2 = b.call("aten._unsafe_view.default", {{"self", v1}, {"size", IntList{{24}}}}, {24});
   Value* v3 = b.call("aten.view.default", {{"self", v2}, {"size", IntList{{4, 6}}}}, {4, 6});
   Value* r = b.call("aten.reshape.default", {{"self", v3}, {"size", IntList{{8, 3}}}}, {8, 3});
   b.user_output(b.call("aten.relu.default", {{"self", r}}, {8, 3}));
-  PassRun run = run_pass(ep, views());
-  ASSERT_TRUE(run.ok) << run.error;
-  EXPECT_EQ(nodes_and_outputs(ep),
-            "nodes:\n"
-            "  %reshape: f32[8, 3] = aten.reshape.default(%x, [8, 3])\n"
-            "  %relu: f32[8, 3] = aten.relu.default(%reshape)\n"
-            "outputs:\n"
-            "  %relu  user_output\n");
+  PassRun run = testing::expect_nodes_after(ep, views(),
+      "nodes:\n"
+      "  %reshape: f32[8, 3] = aten.reshape.default(%x, [8, 3])\n"
+      "  %relu: f32[8, 3] = aten.relu.default(%reshape)\n"
+      "outputs:\n"
+      "  %relu  user_output\n");
 }
 
-TEST(RemoveRedundantViewsTest, NonCancellingPermutesAndRealReshapesAreKept_NEG) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(RemoveRedundantViewsTest, NonCancellingPermutesAndRealReshapesAreKept_NEG) {
   Value* x = b.user_input("x", {2, 3, 4});
   Value* y = b.user_input("y", {3, 3});
   b.user_output(permute(b, permute(b, x, {1, 2, 0}), {1, 2, 0}));  // a 3-cycle applied twice
@@ -91,9 +80,7 @@ TEST(RemoveRedundantViewsTest, NonCancellingPermutesAndRealReshapesAreKept_NEG) 
   PassRun run = testing::expect_unchanged(ep, views());
 }
 
-TEST(RemoveRedundantViewsTest, NeverReturnsAnInputItselfNorTouchesMutationOutputs_NEG) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(RemoveRedundantViewsTest, NeverReturnsAnInputItselfNorTouchesMutationOutputs_NEG) {
   Value* buf = b.buffer("state", {3, 3});
   Value* x = b.user_input("x", {3, 3});
   Value* tt = b.call("aten.t.default", {{"self", b.call("aten.t.default", {{"self", x}}, {3, 3})}}, {3, 3});

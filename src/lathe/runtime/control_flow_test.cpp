@@ -6,26 +6,18 @@
 #include "lathe/ir/graph_builder.h"
 #include "lathe/runtime/executor.h"
 #include "lathe/runtime/kernels/util.h"
+#include "lathe/runtime/runtime_test_support.h"
 
 namespace lathe {
 namespace {
 
-Tensor floats(std::vector<int64_t> sizes, std::vector<float> values) {
-  Tensor t = Tensor::empty(DType::Float32, std::move(sizes));
-  std::copy(values.begin(), values.end(), kernels::mdata<float>(t));
-  return t;
-}
+using testing::float_tensor;
+using testing::float_values;
 
 Tensor scalar_bool(bool v) {
   Tensor t = Tensor::empty(DType::Bool, {});
   *kernels::mdata<bool>(t) = v;
   return t;
-}
-
-std::vector<float> values(const Tensor& t) {
-  Tensor c = kernels::as_contiguous(t);
-  const float* p = kernels::cdata<float>(c);
-  return std::vector<float>(p, p + c.numel());
 }
 
 // One-input branch: identity (returns its operand itself) or negation.
@@ -61,25 +53,22 @@ TEST(ControlFlow, CondRunsTheChosenBranchAndKeepsAReturnedOperandAlive) {
     o.plan_memory = plan;
     auto ex = Executor::create(ep, o);
     ASSERT_TRUE(ex.ok()) << ex.error().message();
-    const Tensor x = floats({3}, {1, -2, 4});
+    const Tensor x = float_tensor({3}, {1, -2, 4});
     auto yes = (*ex)->run(std::vector<EValue>{scalar_bool(true), x});
     ASSERT_TRUE(yes.ok()) << yes.error().message();
-    EXPECT_EQ(values((*yes)[0].tensor()), (std::vector<float>{5, -10, 20}));  // 2x + 3x
+    EXPECT_EQ(float_values((*yes)[0].tensor()), (std::vector<float>{5, -10, 20}));  // 2x + 3x
     auto no = (*ex)->run(std::vector<EValue>{scalar_bool(false), x});
     ASSERT_TRUE(no.ok()) << no.error().message();
-    EXPECT_EQ(values((*no)[0].tensor()), (std::vector<float>{1, -2, 4}));  // -2x + 3x
+    EXPECT_EQ(float_values((*no)[0].tensor()), (std::vector<float>{1, -2, 4}));  // -2x + 3x
   }
 }
 
 TEST(ControlFlow, CondBranchWithoutKernelFailsCreateNamingIt_NEG) {
   ExportedProgram ep;
   build_cond(ep, branch(false, "aten.frobnicate.default"), branch(false));
-  auto ex = Executor::create(ep);
-  ASSERT_FALSE(ex.ok());
-  const std::string msg = ex.error().message();
-  EXPECT_NE(msg.find("higher_order.cond"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("subgraph 'true_graph_0'"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("aten.frobnicate.default (node 'frobnicate')"), std::string::npos) << msg;
+  testing::expect_create_fails(ep, {"higher_order.cond",
+                                    "subgraph 'true_graph_0'",
+                                    "aten.frobnicate.default (node 'frobnicate')"});
 }
 
 TEST(ControlFlow, CondPredicateWithTwoElements_NEG) {
@@ -90,7 +79,7 @@ TEST(ControlFlow, CondPredicateWithTwoElements_NEG) {
   auto ex = Executor::create(ep);
   ASSERT_TRUE(ex.ok()) << ex.error().message();
   Tensor two = Tensor::empty(DType::Bool, {2});
-  auto out = (*ex)->run(std::vector<EValue>{two, floats({3}, {1, 2, 3})});
+  auto out = (*ex)->run(std::vector<EValue>{two, float_tensor({3}, {1, 2, 3})});
   ASSERT_FALSE(out.ok());
   EXPECT_NE(out.error().message().find("predicate tensor has 2 elements, not 1"), std::string::npos)
       << out.error().message();
@@ -138,11 +127,11 @@ TEST(ControlFlow, WhileLoopCarriesValuesUntilTheConditionFails) {
   Tensor i0 = Tensor::empty(DType::Int64, {});
   for (int64_t start : {0, 2, 5}) {
     *kernels::mdata<int64_t>(i0) = start;
-    auto out = (*ex)->run(std::vector<EValue>{i0, floats({2}, {1, 2}), floats({2}, {0.5f, -1})});
+    auto out = (*ex)->run(std::vector<EValue>{i0, float_tensor({2}, {1, 2}), float_tensor({2}, {0.5f, -1})});
     ASSERT_TRUE(out.ok()) << out.error().message();
     const int64_t iterations = std::max<int64_t>(0, 3 - start);  // 3, 1, 0
     EXPECT_EQ(*kernels::cdata<int64_t>((*out)[0].tensor()), std::max<int64_t>(start, 3));
-    EXPECT_EQ(values((*out)[1].tensor()), (std::vector<float>{1 + 0.5f * iterations, 2.0f - iterations}));
+    EXPECT_EQ(float_values((*out)[1].tensor()), (std::vector<float>{1 + 0.5f * iterations, 2.0f - iterations}));
   }
 }
 

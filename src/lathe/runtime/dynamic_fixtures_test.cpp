@@ -21,14 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::vector<std::string> dynamic_archives() {
-  std::vector<std::string> out;
-  for (const auto& e : fs::directory_iterator(testing::source_path("fixtures/dynamic"))) {
-    if (e.path().extension() == ".pt2") out.push_back(e.path().string());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
+std::vector<std::string> dynamic_archives() { return testing::archives_in("fixtures/dynamic"); }
 
 TEST(DynamicFixtures, EveryCallMatchesPyTorchAtItsOwnSize) {
   const std::vector<std::string> archives = dynamic_archives();

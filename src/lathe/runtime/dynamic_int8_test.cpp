@@ -20,10 +20,7 @@ using namespace quantized_test;
 TEST(DynamicInt8, MatchesTorchaosDynamicLinearBitForBitOnEveryPath) {
   int seen = 0;
   for (const Json& c : cases("dyn8")) {
-    const int64_t M = c["m"], N = c["n"], K = c["k"];
-    const Tensor x = floats(c["x"], {M, K}), s = floats(c["scales"], {N});
-    const Tensor w = bytes(c["w"], DType::Int8, {N, K});
-    const Tensor pytorch = floats(c["pytorch"], {M, N}), deq = floats(c["dequantized"], {M, N});
+    const auto [M, N, K, x, w, s, pytorch, deq] = int8_channel_case(c);
     for (Isa isa : isas_here()) {
       SCOPED_TRACE(std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K) + " on " +
                    kernels::simd::isa_name(isa));

@@ -5,43 +5,33 @@
 #include <cmath>
 #include <thread>
 
+#include "lathe/ir/program_test_support.h"
 #include "lathe/ir/graph_assembler.h"
 #include "lathe/ir/graph_builder.h"
 #include "lathe/runtime/executor.h"
 #include "lathe/runtime/kernels/util.h"
+#include "lathe/runtime/runtime_test_support.h"
 
 namespace lathe {
 namespace {
 
-Tensor make(std::vector<int64_t> sizes, std::vector<float> values) {
-  Tensor t = Tensor::empty(DType::Float32, std::move(sizes));
-  std::copy(values.begin(), values.end(), kernels::mdata<float>(t));
-  return t;
-}
-
-std::vector<float> values(const Tensor& t) {
-  Tensor c = kernels::as_contiguous(t);
-  const float* p = kernels::cdata<float>(c);
-  return std::vector<float>(p, p + c.numel());
-}
+using testing::float_tensor;
+using testing::float_values;
 
 int64_t int_value(const Tensor& t) { return *kernels::cdata<int64_t>(kernels::as_contiguous(t)); }
 
-TEST(Executor, MissingKernelsAreReportedAtPlanTimeWithTheirNodes) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+class ExecutorTest : public testing::ProgramTest {};
+
+TEST_F(ExecutorTest, MissingKernelsAreReportedAtPlanTimeWithTheirNodes) {
   Value* x = b.user_input("x", {2});
   Value* f = b.call("aten.frobnicate.default", {{"self", x}}, {2});
   Value* f1 = b.call("aten.frobnicate.default", {{"self", f}}, {2});
   Value* r = b.call("aten.relu.default", {{"self", f1}}, {2});
   Value* q = b.call("aten.quux.Tensor", {{"self", r}}, {2});
   b.user_output(q);
-  auto ex = Executor::create(ep);
-  ASSERT_FALSE(ex.ok());
-  const std::string msg = ex.error().message();
-  EXPECT_NE(msg.find("no kernel for 2 op(s)"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("aten.frobnicate.default (nodes 'frobnicate', 'frobnicate_1')"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("aten.quux.Tensor (node 'quux')"), std::string::npos) << msg;
+  testing::expect_create_fails(ep, {"no kernel for 2 op(s)",
+                                    "aten.frobnicate.default (nodes 'frobnicate', 'frobnicate_1')",
+                                    "aten.quux.Tensor (node 'quux')"});
 }
 
 // count += 1 every call; output = x * count.
@@ -57,18 +47,18 @@ void build_counter(ExportedProgram& ep, bool return_old_count = false) {
   if (return_old_count) b.user_output(count);
 }
 
-TEST(Executor, BufferMutationsCarryAcrossCallsWithoutTouchingTheProgram) {
+TEST_F(ExecutorTest, BufferMutationsCarryAcrossCallsWithoutTouchingTheProgram) {
   ExportedProgram ep;
   build_counter(ep);
   const int64_t c0 = int_value(*ep.buffers.find("count"));
   auto ex = Executor::create(ep);
   ASSERT_TRUE(ex.ok()) << ex.error().message();
-  const Tensor x = make({3}, {1, -2, 0.5});
+  const Tensor x = float_tensor({3}, {1, -2, 0.5});
   for (int64_t k = 1; k <= 3; ++k) {
     auto out = (*ex)->run(std::vector<Tensor>{x});
     ASSERT_TRUE(out.ok()) << out.error().message();
     const float c = static_cast<float>(c0 + k);
-    EXPECT_EQ(values((*out)[0]), (std::vector<float>{c, -2 * c, 0.5f * c}));
+    EXPECT_EQ(float_values((*out)[0]), (std::vector<float>{c, -2 * c, 0.5f * c}));
     EXPECT_EQ(int_value(*(*ex)->buffer("count")), c0 + k);
   }
   EXPECT_EQ(int_value(*ep.buffers.find("count")), c0);  // the program's state is read only
@@ -77,13 +67,13 @@ TEST(Executor, BufferMutationsCarryAcrossCallsWithoutTouchingTheProgram) {
   EXPECT_EQ(int_value(*(*ex)->buffer("count")), c0);
 }
 
-TEST(Executor, ReturnedStateIsNotOverwrittenByTheNextCall) {
+TEST_F(ExecutorTest, ReturnedStateIsNotOverwrittenByTheNextCall) {
   ExportedProgram ep;
   build_counter(ep, /*return_old_count=*/true);
   const int64_t c0 = int_value(*ep.buffers.find("count"));
   auto ex = Executor::create(ep);
   ASSERT_TRUE(ex.ok()) << ex.error().message();
-  const Tensor x = make({3}, {1, 1, 1});
+  const Tensor x = float_tensor({3}, {1, 1, 1});
   std::vector<Tensor> old_counts;
   for (int k = 0; k < 4; ++k) {
     auto out = (*ex)->run(std::vector<Tensor>{x});
@@ -93,9 +83,7 @@ TEST(Executor, ReturnedStateIsNotOverwrittenByTheNextCall) {
   for (int k = 0; k < 4; ++k) EXPECT_EQ(int_value(old_counts[k]), c0 + k) << "call " << k;
 }
 
-TEST(Executor, OutputsSurviveLaterCalls) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(ExecutorTest, OutputsSurviveLaterCalls) {
   Value* x = b.user_input("x", {4});
   Value* a = b.call("aten.relu.default", {{"self", x}}, {4});
   Value* n = b.call("aten.neg.default", {{"self", a}}, {4});
@@ -103,16 +91,14 @@ TEST(Executor, OutputsSurviveLaterCalls) {
   b.user_output(m);
   auto ex = Executor::create(ep);
   ASSERT_TRUE(ex.ok());
-  auto first = (*ex)->run(std::vector<Tensor>{make({4}, {1, -1, 2, 3})});
-  auto second = (*ex)->run(std::vector<Tensor>{make({4}, {5, 5, 5, 5})});
+  auto first = (*ex)->run(std::vector<Tensor>{float_tensor({4}, {1, -1, 2, 3})});
+  auto second = (*ex)->run(std::vector<Tensor>{float_tensor({4}, {5, 5, 5, 5})});
   ASSERT_TRUE(first.ok() && second.ok());
-  EXPECT_EQ(values((*first)[0]), (std::vector<float>{-2, 0, -4, -6}));
-  EXPECT_EQ(values((*second)[0]), (std::vector<float>{-10, -10, -10, -10}));
+  EXPECT_EQ(float_values((*first)[0]), (std::vector<float>{-2, 0, -4, -6}));
+  EXPECT_EQ(float_values((*second)[0]), (std::vector<float>{-10, -10, -10, -10}));
 }
 
-TEST(Executor, ChainOfIntermediatesSharesTwoBuffers) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(ExecutorTest, ChainOfIntermediatesSharesTwoBuffers) {
   Value* v = b.user_input("x", {64});
   for (int i = 0; i < 10; ++i) v = b.call("aten.neg.default", {{"self", v}}, {64});
   b.user_output(v);
@@ -126,16 +112,14 @@ TEST(Executor, ChainOfIntermediatesSharesTwoBuffers) {
   EXPECT_EQ(s.unshared_bytes, 9u * 64 * 4);
   std::vector<float> in(64);
   for (int i = 0; i < 64; ++i) in[i] = static_cast<float>(i);
-  auto out = (*ex)->run(std::vector<Tensor>{make({64}, in)});
+  auto out = (*ex)->run(std::vector<Tensor>{float_tensor({64}, in)});
   ASSERT_TRUE(out.ok());
-  EXPECT_EQ(values((*out)[0]), in);  // ten negations
+  EXPECT_EQ(float_values((*out)[0]), in);  // ten negations
 }
 
 // a = relu(x); v = t(a) is a view of a's buffer; b = neg(x) must not take
 // a's buffer while v is still to be read.
-TEST(Executor, ViewsKeepTheirBaseBufferAlive) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(ExecutorTest, ViewsKeepTheirBaseBufferAlive) {
   Value* x = b.user_input("x", {3, 3});
   Value* a = b.call("aten.relu.default", {{"self", x}}, {3, 3});
   Value* v = b.call("aten.t.default", {{"self", a}}, {3, 3});
@@ -149,9 +133,9 @@ TEST(Executor, ViewsKeepTheirBaseBufferAlive) {
     o.plan_memory = plan;
     auto ex = Executor::create(ep, o);
     ASSERT_TRUE(ex.ok());
-    auto out = (*ex)->run(std::vector<Tensor>{make({3, 3}, xs)});
+    auto out = (*ex)->run(std::vector<Tensor>{float_tensor({3, 3}, xs)});
     ASSERT_TRUE(out.ok()) << out.error().message();
-    std::vector<float> got = values((*out)[0]);
+    std::vector<float> got = float_values((*out)[0]);
     for (int i = 0; i < 3; ++i)
       for (int j = 0; j < 3; ++j) {
         const float expect = std::max(xs[j * 3 + i], 0.0f) + std::exp(-xs[i * 3 + j]);
@@ -160,9 +144,7 @@ TEST(Executor, ViewsKeepTheirBaseBufferAlive) {
   }
 }
 
-TEST(Executor, ChecksUserInputsAgainstTheSignature) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(ExecutorTest, ChecksUserInputsAgainstTheSignature) {
   Value* x = b.user_input("x", {2, 3});
   b.user_output(b.call("aten.relu.default", {{"self", x}}, {2, 3}));
   auto ex = Executor::create(ep);
@@ -178,9 +160,7 @@ TEST(Executor, ChecksUserInputsAgainstTheSignature) {
   EXPECT_EQ(none.error().message(), "expected 1 user input(s) (x), got 0");
 }
 
-TEST(Executor, KernelErrorsNameTheNode) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(ExecutorTest, KernelErrorsNameTheNode) {
   Value* x = b.user_input("x", {2, 3});
   Value* y = b.user_input("y", {4, 5});
   b.user_output(b.call("aten.mm.default", {{"self", x}, {"mat2", y}}, {2, 5}));
@@ -192,9 +172,7 @@ TEST(Executor, KernelErrorsNameTheNode) {
 }
 
 // Sizes read at run time feed a view: x [2, 6] -> view(x, [sym_size(x, 1) // 2, -1]) = [3, 4].
-TEST(Executor, SymbolicSizesComputedAtRunTime) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(ExecutorTest, SymbolicSizesComputedAtRunTime) {
   Value* x = b.user_input("x", {2, 6});
   Value* s = b.call_sym_int("aten.sym_size.int", {{"self", x}, {"dim", Argument(int64_t{1})}}, SymDim(int64_t{6}));
   Value* h = b.call_sym_int("_operator.floordiv", {{"a", s}, {"b", Argument(int64_t{2})}}, SymDim(int64_t{3}));
@@ -206,15 +184,15 @@ TEST(Executor, SymbolicSizesComputedAtRunTime) {
   ASSERT_TRUE(ex.ok()) << ex.error().message();
   std::vector<float> xs(12);
   for (int i = 0; i < 12; ++i) xs[i] = static_cast<float>(i);
-  auto out = (*ex)->run(std::vector<EValue>{make({2, 6}, xs)});
+  auto out = (*ex)->run(std::vector<EValue>{float_tensor({2, 6}, xs)});
   ASSERT_TRUE(out.ok()) << out.error().message();
   EXPECT_EQ((*out)[0].tensor().sizes, (std::vector<int64_t>{3, 4}));
-  EXPECT_EQ(values((*out)[0].tensor()), xs);
+  EXPECT_EQ(float_values((*out)[0].tensor()), xs);
   EXPECT_EQ((*out)[1].to_int(), 3);
 }
 
 // Python operators on SymInts, each checked against Python's own rules.
-TEST(Executor, SymbolicArithmeticFollowsPython) {
+TEST_F(ExecutorTest, SymbolicArithmeticFollowsPython) {
   struct Case {
     const char* op;
     int64_t a, b;
@@ -260,9 +238,7 @@ TEST(Executor, SymbolicArithmeticFollowsPython) {
   }
 }
 
-TEST(Executor, SizeStrideNumelItemAndAssertions) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(ExecutorTest, SizeStrideNumelItemAndAssertions) {
   Value* x = b.user_input("x", {2, 3});
   Value* t = b.call("aten.t.default", {{"self", x}}, {3, 2});
   b.user_output(b.call_sym_int("aten.sym_numel.default", {{"self", x}}, SymDim(int64_t{6})));
@@ -279,10 +255,10 @@ TEST(Executor, SizeStrideNumelItemAndAssertions) {
                     NamedArgument{"assert_msg", Argument(std::string("sum > 100")), ArgKind::Positional}});
   auto ex = Executor::create(ep);
   ASSERT_TRUE(ex.ok()) << ex.error().message();
-  auto small = (*ex)->run(std::vector<EValue>{make({2, 3}, {1, 2, 3, 4, 5, 6})});
+  auto small = (*ex)->run(std::vector<EValue>{float_tensor({2, 3}, {1, 2, 3, 4, 5, 6})});
   ASSERT_FALSE(small.ok());
   EXPECT_NE(small.error().message().find("runtime assertion failed: sum > 100"), std::string::npos) << small.error().message();
-  auto ok = (*ex)->run(std::vector<EValue>{make({2, 3}, {100, 2, 3, 4, 5, 6})});
+  auto ok = (*ex)->run(std::vector<EValue>{float_tensor({2, 3}, {100, 2, 3, 4, 5, 6})});
   ASSERT_TRUE(ok.ok()) << ok.error().message();
   EXPECT_EQ((*ok)[0].to_int(), 6);
   EXPECT_EQ((*ok)[1].to_int(), 1);   // t's dim 0 is x's dim 1
@@ -293,9 +269,7 @@ TEST(Executor, SizeStrideNumelItemAndAssertions) {
 // n.item() constrained as torch.export (before 2.13's _assert_scalar form)
 // wrote it: sym_constrain_range_for_size(u0, min=2, max=5) and
 // sym_constrain_range(u0, max=4). Nodes without outputs, as torch writes them.
-TEST(Executor, SymConstrainRangeRefusesAnItemOutsideItsRange_NEG) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(ExecutorTest, SymConstrainRangeRefusesAnItemOutsideItsRange_NEG) {
   Value* n = b.user_input("n", std::vector<int64_t>{}, DType::Int64);
   Value* item = b.call_sym_int("aten._local_scalar_dense.default", {{"self", n}}, SymDim(SymExpr{"u0", std::nullopt}));
   GraphAssembler ga(b.graph());
@@ -328,28 +302,24 @@ TEST(Executor, SymConstrainRangeRefusesAnItemOutsideItsRange_NEG) {
 }
 
 // copy_ writes into its destination (a user input here), as in PyTorch.
-TEST(Executor, CopyInPlaceWritesItsDestination) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(ExecutorTest, CopyInPlaceWritesItsDestination) {
   Value* dst = b.user_input("dst", {2, 2});
   Value* src = b.user_input("src", {2});
   Value* c = b.call("aten.copy_.default", {{"self", dst}, {"src", src}}, {2, 2});
   b.user_output(c);
   auto ex = Executor::create(ep);
   ASSERT_TRUE(ex.ok());
-  Tensor d = make({2, 2}, {0, 0, 0, 0});
-  auto out = (*ex)->run(std::vector<Tensor>{d, make({2}, {7, 8})});
+  Tensor d = float_tensor({2, 2}, {0, 0, 0, 0});
+  auto out = (*ex)->run(std::vector<Tensor>{d, float_tensor({2}, {7, 8})});
   ASSERT_TRUE(out.ok()) << out.error().message();
-  EXPECT_EQ(values(d), (std::vector<float>{7, 8, 7, 8}));
+  EXPECT_EQ(float_values(d), (std::vector<float>{7, 8, 7, 8}));
   EXPECT_EQ((*out)[0].storage, d.storage);
 }
 
 // add_ as torchao's quantized linears use it: the bias added in place to
 // an intermediate (transposed here, so the write goes through strides),
 // alpha applied, and the inputs untouched. Hand-checked values.
-TEST(Executor, AddInPlaceWritesThroughTheIntermediate) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(ExecutorTest, AddInPlaceWritesThroughTheIntermediate) {
   Value* x = b.user_input("x", {2, 3});
   Value* bias = b.user_input("bias", {2});
   Value* t = b.call("aten.permute.default", {{"self", b.call("aten.mul.Scalar", {{"self", x}, {"other", 2.0}}, {2, 3})},
@@ -359,18 +329,16 @@ TEST(Executor, AddInPlaceWritesThroughTheIntermediate) {
   b.user_output(b.call("aten.add_.Scalar", {{"self", a}, {"other", 0.5}}, {3, 2}));
   auto ex = Executor::create(ep);
   ASSERT_TRUE(ex.ok()) << ex.error().message();
-  const Tensor xin = make({2, 3}, {1, 2, 3, 4, 5, 6}), bin = make({2}, {1, -1});
+  const Tensor xin = float_tensor({2, 3}, {1, 2, 3, 4, 5, 6}), bin = float_tensor({2}, {1, -1});
   auto out = (*ex)->run(std::vector<Tensor>{xin, bin});
   ASSERT_TRUE(out.ok()) << out.error().message();
   // 2 * x^T = [[2, 8], [4, 10], [6, 12]]; + 10 * [1, -1]; + 0.5
-  EXPECT_EQ(values(kernels::contiguous_copy((*out)[0])), (std::vector<float>{12.5f, -1.5f, 14.5f, 0.5f, 16.5f, 2.5f}));
-  EXPECT_EQ(values(xin), (std::vector<float>{1, 2, 3, 4, 5, 6}));
-  EXPECT_EQ(values(bin), (std::vector<float>{1, -1}));
+  EXPECT_EQ(float_values(kernels::contiguous_copy((*out)[0])), (std::vector<float>{12.5f, -1.5f, 14.5f, 0.5f, 16.5f, 2.5f}));
+  EXPECT_EQ(float_values(xin), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(float_values(bin), (std::vector<float>{1, -1}));
 }
 
-TEST(Executor, ConcurrentExecutorsOverOneProgram) {
-  ExportedProgram ep;
-  GraphBuilder b(ep);
+TEST_F(ExecutorTest, ConcurrentExecutorsOverOneProgram) {
   Value* w = b.parameter("w", {16, 16});
   Value* x = b.user_input("x", {4, 16});
   Value* h = b.call("aten.mm.default", {{"self", x}, {"mat2", w}}, {4, 16});
@@ -378,10 +346,10 @@ TEST(Executor, ConcurrentExecutorsOverOneProgram) {
   b.user_output(b.call("aten.sum.dim_IntList", {{"self", r}, {"dim", IntList{{1}}}}, {4}));
   std::vector<float> xs(64);
   for (int i = 0; i < 64; ++i) xs[i] = 0.01f * static_cast<float>(i % 13);
-  const Tensor xin = make({4, 16}, xs);
+  const Tensor xin = float_tensor({4, 16}, xs);
   auto ref_ex = Executor::create(ep);
   ASSERT_TRUE(ref_ex.ok());
-  const std::vector<float> expect = values((*(*ref_ex)->run(std::vector<Tensor>{xin}))[0]);
+  const std::vector<float> expect = float_values((*(*ref_ex)->run(std::vector<Tensor>{xin}))[0]);
   std::vector<std::thread> threads;
   std::vector<int> mismatches(4, 0);
   for (int k = 0; k < 4; ++k) {
@@ -389,7 +357,7 @@ TEST(Executor, ConcurrentExecutorsOverOneProgram) {
       auto ex = Executor::create(ep);
       for (int i = 0; i < 50; ++i) {
         auto out = (*ex)->run(std::vector<Tensor>{xin});
-        if (!out.ok() || values((*out)[0]) != expect) ++mismatches[k];
+        if (!out.ok() || float_values((*out)[0]) != expect) ++mismatches[k];
       }
     });
   }

@@ -22,6 +22,7 @@
 #include "lathe/runtime/executor.h"
 #include "lathe/runtime/kernels/util.h"
 #include "lathe/serde/pt2.h"
+#include "lathe/runtime/runtime_test_support.h"
 #include "support/testing.h"
 
 namespace lathe {
@@ -35,9 +36,7 @@ namespace fs = std::filesystem;
 std::vector<std::string> fixture_archives() {
   std::vector<std::string> out;
   for (const char* dir : {"fixtures", "fixtures/architectures", "fixtures/quantized"}) {
-    for (const auto& e : fs::directory_iterator(testing::source_path(dir))) {
-      if (e.path().extension() == ".pt2") out.push_back(e.path().string());
-    }
+    for (std::string& path : testing::archives_in(dir)) out.push_back(std::move(path));
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -99,12 +98,9 @@ TEST(Fixtures, CustomOpFixtureIsRefusedAtCreate_NEG) {
   EXPECT_FALSE(testing::fixture_runnable(path));
   auto program = read_pt2(path);
   ASSERT_TRUE(program.ok()) << program.error().message();
-  auto ex = Executor::create(*program->methods[0].program);
-  ASSERT_FALSE(ex.ok());
-  const std::string msg = ex.error().message();
-  EXPECT_NE(msg.find("node 'auto_functionalized_v2'"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("higher_order.auto_functionalized_v2"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("lathe_fixtures.scaled_accumulate_.default"), std::string::npos) << msg;
+  testing::expect_create_fails(*program->methods[0].program, {"node 'auto_functionalized_v2'",
+                                                              "higher_order.auto_functionalized_v2",
+                                                              "lathe_fixtures.scaled_accumulate_.default"});
 }
 
 // The real PyTorch 2.2 archive (../shared/external/pt2): two calls in

@@ -56,11 +56,9 @@ std::string label(const Json& c) {
 TEST(QuantizedLinear, Int8PackMmMatchesPyTorchOnEveryPath) {
   int seen = 0;
   for (const Json& c : cases("int8pack")) {
-    const int64_t M = c["m"], N = c["n"], K = c["k"];
-    const Tensor x = floats(c["x"], {M, K}), s = floats(c["scales"], {N});
-    const Tensor w = bytes(c["w"], DType::Int8, {N, K});
-    check_paths(c, floats(c["pytorch"], {M, N}), floats(c["dequantized"], {M, N}), label(c),
-                [&](Isa isa, Tensor& out) { return kernels::weight_int8pack_mm_out(x, w, s, out, isa); });
+    const Int8ChannelCase k = int8_channel_case(c);
+    check_paths(c, k.pytorch, k.dequantized, label(c),
+                [&](Isa isa, Tensor& out) { return kernels::weight_int8pack_mm_out(k.x, k.w, k.s, out, isa); });
     ++seen;
   }
   EXPECT_EQ(seen, 4);

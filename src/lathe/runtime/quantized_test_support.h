@@ -51,6 +51,20 @@ inline Tensor bytes(const std::string& hex, DType dtype, std::vector<int64_t> si
   return t;
 }
 
+// A case of x [M, K] times an int8 weight w [N, K] with per-channel float
+// scales s [N], and PyTorch's results: its own kernel's, and float64 on the
+// dequantized weight.
+struct Int8ChannelCase {
+  int64_t M, N, K;
+  Tensor x, w, s, pytorch, dequantized;
+};
+
+inline Int8ChannelCase int8_channel_case(const Json& c) {
+  const int64_t M = c["m"], N = c["n"], K = c["k"];
+  return {M, N, K, floats(c["x"], {M, K}), bytes(c["w"], DType::Int8, {N, K}), floats(c["scales"], {N}),
+          floats(c["pytorch"], {M, N}), floats(c["dequantized"], {M, N})};
+}
+
 // max |a - b| / max |ref| (float32 tensors of one size).
 inline double rel_diff(const Tensor& a, const Tensor& b, const Tensor& ref) {
   double d = 0, scale = 0;

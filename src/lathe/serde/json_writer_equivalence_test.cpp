@@ -511,13 +511,7 @@ PayloadConfig state_config(const ExportedProgram& ep) {
   PayloadConfig config;
   auto add = [&](const NamedTensors& tensors, bool is_param) {
     for (const auto& [fqn, t] : tensors) {
-      TensorMeta m;
-      m.dtype = t.dtype;
-      for (int64_t s : t.sizes) m.sizes.emplace_back(s);
-      for (int64_t s : t.strides) m.strides.emplace_back(s);
-      m.storage_offset = SymDim(t.storage_offset);
-      m.requires_grad = t.requires_grad;
-      config.emplace_back(fqn, PayloadMeta{"weight_" + fqn, is_param, false, m});
+      config.emplace_back(fqn, PayloadMeta{"weight_" + fqn, is_param, false, payload_tensor_meta(t)});
     }
   };
   add(ep.parameters, true);

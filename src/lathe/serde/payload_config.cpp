@@ -5,6 +5,16 @@
 
 namespace lathe {
 
+TensorMeta payload_tensor_meta(const Tensor& t) {
+  TensorMeta m;
+  m.dtype = t.dtype;
+  for (int64_t s : t.sizes) m.sizes.emplace_back(s);
+  for (int64_t s : t.strides) m.strides.emplace_back(s);
+  m.storage_offset = SymDim(t.storage_offset);
+  m.requires_grad = t.requires_grad;
+  return m;
+}
+
 Result<PayloadConfig> decode_payload_config(std::string_view text, const std::string& origin,
                                             size_t readable_after) {
   LATHE_ASSIGN_OR_RETURN(std::unique_ptr<json::Document> doc, json::Document::parse(text, origin, readable_after));

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "lathe/core/result.h"
+#include "lathe/core/tensor.h"
 #include "lathe/ir/value.h"
 
 namespace lathe {
@@ -22,6 +23,10 @@ struct PayloadMeta {
 };
 
 using PayloadConfig = std::vector<std::pair<std::string, PayloadMeta>>;
+
+// What a payload config records of a state tensor: its dtype, sizes,
+// strides, storage offset and requires_grad.
+TensorMeta payload_tensor_meta(const Tensor& t);
 
 // `origin` prefixes errors ("model.pt2: data/weights/model_weights_config.json").
 // `readable_after`: readable bytes following `json` (see JsonDecodeOptions).

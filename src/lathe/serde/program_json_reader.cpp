@@ -95,6 +95,9 @@ class ProgramDecoder {
   // Calls fn(element, path) for each element, collecting the results.
   template <typename Item, typename Fn>
   Status list(JValue& x, const JsonPath& mp, std::vector<Item>& items, Fn&& item);
+  // A list Argument (IntList, SymIntList, TensorList...) of what `item` reads.
+  template <typename ListArg, typename Fn>
+  Result<std::optional<Argument>> list_argument(JValue& x, const JsonPath& mp, Fn&& item);
 
   // ---- what a node's outputs define ----
   Result<Argument> decode_defining_argument(JValue& v, const JsonPath& p, GraphState& s, Node* producer);
@@ -191,6 +194,13 @@ Status ProgramDecoder::list(JValue& x, const JsonPath& mp, std::vector<Item>& it
   });
 }
 
+template <typename ListArg, typename Fn>
+Result<std::optional<Argument>> ProgramDecoder::list_argument(JValue& x, const JsonPath& mp, Fn&& item) {
+  ListArg l;
+  LATHE_RETURN_IF_ERROR(list(x, mp, l.items, std::forward<Fn>(item)));
+  return found(std::move(l));
+}
+
 template <typename Literal>
 Result<SymArg<Literal>> ProgramDecoder::decode_sym_arg(JValue& v, const JsonPath& p, Graph& g) {
   SymArg<Literal> out{};
@@ -259,32 +269,24 @@ Result<std::optional<Argument>> ProgramDecoder::decode_value_member(std::string_
     LATHE_ASSIGN_OR_RETURN(lathe::Value * t, tensor(x, mp));
     return found(TensorRef{t});
   }
-  if (key == "as_tensors") {
-    TensorList l;
-    LATHE_RETURN_IF_ERROR(list(x, mp, l.items, tensor));
-    return found(std::move(l));
-  }
+  if (key == "as_tensors") return list_argument<TensorList>(x, mp, tensor);
   if (key == "as_optional_tensor") {
     LATHE_ASSIGN_OR_RETURN(lathe::Value * t, optional_tensor(x, mp, g));
     return found(OptionalTensor{t});
   }
   if (key == "as_optional_tensors") {
-    OptionalTensorList l;
-    LATHE_RETURN_IF_ERROR(list(x, mp, l.items, [&](JValue& e, const JsonPath& ip) { return optional_tensor(e, ip, g); }));
-    return found(std::move(l));
+    return list_argument<OptionalTensorList>(x, mp, [&](JValue& e, const JsonPath& ip) { return optional_tensor(e, ip, g); });
   }
   if (key == "as_custom_obj") {
     LATHE_ASSIGN_OR_RETURN(lathe::Value * obj, tensor(x, mp));
     return found(CustomObjRef{obj});
   }
   if (key == "as_nested_tensors") {
-    NestedTensorList l;
-    LATHE_RETURN_IF_ERROR(list(x, mp, l.items, [&](JValue& e, const JsonPath& ip) -> Result<std::vector<lathe::Value*>> {
+    return list_argument<NestedTensorList>(x, mp, [&](JValue& e, const JsonPath& ip) -> Result<std::vector<lathe::Value*>> {
       std::vector<lathe::Value*> inner;
       LATHE_RETURN_IF_ERROR(list(e, ip, inner, tensor));
       return inner;
-    }));
-    return found(std::move(l));
+    });
   }
   return std::optional<Argument>();
 }
@@ -351,46 +353,30 @@ Result<std::optional<Argument>> ProgramDecoder::decode_list_member(std::string_v
                                                                    const JsonPath& mp) {
   auto integer = [&](JValue& e, const JsonPath& ip) { return r_.int64(e, ip); };
   auto floating = [&](JValue& e, const JsonPath& ip) { return r_.float64(e, ip); };
-  if (key == "as_ints") {
-    IntList l;
-    LATHE_RETURN_IF_ERROR(list(x, mp, l.items, integer));
-    return found(std::move(l));
-  }
-  if (key == "as_floats") {
-    FloatList l;
-    LATHE_RETURN_IF_ERROR(list(x, mp, l.items, floating));
-    return found(std::move(l));
-  }
+  if (key == "as_ints") return list_argument<IntList>(x, mp, integer);
+  if (key == "as_floats") return list_argument<FloatList>(x, mp, floating);
   if (key == "as_strings") {
-    StringList l;
-    LATHE_RETURN_IF_ERROR(list(x, mp, l.items, [&](JValue& e, const JsonPath& ip) -> Result<std::string> {
+    return list_argument<StringList>(x, mp, [&](JValue& e, const JsonPath& ip) -> Result<std::string> {
       LATHE_ASSIGN_OR_RETURN(std::string_view s, r_.string(e, ip));
       return std::string(s);
-    }));
-    return found(std::move(l));
+    });
   }
   if (key == "as_bools") {
-    BoolList l;
-    LATHE_RETURN_IF_ERROR(list(x, mp, l.items, [&](JValue& e, const JsonPath& ip) { return r_.boolean(e, ip); }));
-    return found(std::move(l));
+    return list_argument<BoolList>(x, mp, [&](JValue& e, const JsonPath& ip) { return r_.boolean(e, ip); });
   }
   if (key == "as_int_lists") {
-    IntLists l;
-    LATHE_RETURN_IF_ERROR(list(x, mp, l.items, [&](JValue& e, const JsonPath& ip) -> Result<std::vector<int64_t>> {
+    return list_argument<IntLists>(x, mp, [&](JValue& e, const JsonPath& ip) -> Result<std::vector<int64_t>> {
       std::vector<int64_t> inner;
       LATHE_RETURN_IF_ERROR(list(e, ip, inner, integer));
       return inner;
-    }));
-    return found(std::move(l));
+    });
   }
   if (key == "as_float_lists") {
-    FloatLists l;
-    LATHE_RETURN_IF_ERROR(list(x, mp, l.items, [&](JValue& e, const JsonPath& ip) -> Result<std::vector<double>> {
+    return list_argument<FloatLists>(x, mp, [&](JValue& e, const JsonPath& ip) -> Result<std::vector<double>> {
       std::vector<double> inner;
       LATHE_RETURN_IF_ERROR(list(e, ip, inner, floating));
       return inner;
-    }));
-    return found(std::move(l));
+    });
   }
   return std::optional<Argument>();
 }
@@ -403,27 +389,21 @@ Result<std::optional<Argument>> ProgramDecoder::decode_sym_member(std::string_vi
     return found(s);
   }
   if (key == "as_sym_ints") {
-    SymIntList l;
-    LATHE_RETURN_IF_ERROR(list(x, mp, l.items, [&](JValue& e, const JsonPath& ip) { return decode_sym_arg<int64_t>(e, ip, g); }));
-    return found(std::move(l));
+    return list_argument<SymIntList>(x, mp, [&](JValue& e, const JsonPath& ip) { return decode_sym_arg<int64_t>(e, ip, g); });
   }
   if (key == "as_sym_float") {
     LATHE_ASSIGN_OR_RETURN(SymFloatArg s, decode_sym_arg<double>(x, mp, g));
     return found(s);
   }
   if (key == "as_sym_floats") {
-    SymFloatList l;
-    LATHE_RETURN_IF_ERROR(list(x, mp, l.items, [&](JValue& e, const JsonPath& ip) { return decode_sym_arg<double>(e, ip, g); }));
-    return found(std::move(l));
+    return list_argument<SymFloatList>(x, mp, [&](JValue& e, const JsonPath& ip) { return decode_sym_arg<double>(e, ip, g); });
   }
   if (key == "as_sym_bool") {
     LATHE_ASSIGN_OR_RETURN(SymBoolArg s, decode_sym_arg<bool>(x, mp, g));
     return found(s);
   }
   if (key == "as_sym_bools") {
-    SymBoolList l;
-    LATHE_RETURN_IF_ERROR(list(x, mp, l.items, [&](JValue& e, const JsonPath& ip) { return decode_sym_arg<bool>(e, ip, g); }));
-    return found(std::move(l));
+    return list_argument<SymBoolList>(x, mp, [&](JValue& e, const JsonPath& ip) { return decode_sym_arg<bool>(e, ip, g); });
   }
   return std::optional<Argument>();
 }
@@ -494,15 +474,12 @@ Result<std::optional<Argument>> ProgramDecoder::decode_defined_values(std::strin
     return found(TensorRef{d});
   }
   if (key == "as_tensors") {
-    TensorList l;
-    LATHE_RETURN_IF_ERROR(list(x, mp, l.items, [&](JValue& e, const JsonPath& ip) {
+    return list_argument<TensorList>(x, mp, [&](JValue& e, const JsonPath& ip) {
       return define_named(ValueKind::Tensor, e, ip);
-    }));
-    return found(std::move(l));
+    });
   }
   if (key == "as_optional_tensors") {
-    OptionalTensorList l;
-    LATHE_RETURN_IF_ERROR(list(x, mp, l.items, [&](JValue& e, const JsonPath& ip) -> Result<lathe::Value*> {
+    return list_argument<OptionalTensorList>(x, mp, [&](JValue& e, const JsonPath& ip) -> Result<lathe::Value*> {
       lathe::Value* d = nullptr;
       LATHE_RETURN_IF_ERROR(r_.union_member(e, ip, [&](std::string_view k, JValue& y, const JsonPath& yp) -> Status {
         if (k == "as_none") return Status::Ok();
@@ -511,8 +488,7 @@ Result<std::optional<Argument>> ProgramDecoder::decode_defined_values(std::strin
         return Status::Ok();
       }));
       return d;
-    }));
-    return found(std::move(l));
+    });
   }
   if (key == "as_sym_int" || key == "as_sym_float" || key == "as_sym_bool") {
     ValueKind kind = key == "as_sym_int" ? ValueKind::SymInt : key == "as_sym_float" ? ValueKind::SymFloat
@@ -523,13 +499,11 @@ Result<std::optional<Argument>> ProgramDecoder::decode_defined_values(std::strin
     return found(SymBoolArg{d});
   }
   if (key == "as_sym_ints") {
-    SymIntList l;
-    LATHE_RETURN_IF_ERROR(list(x, mp, l.items, [&](JValue& e, const JsonPath& ip) -> Result<SymIntArg> {
+    return list_argument<SymIntList>(x, mp, [&](JValue& e, const JsonPath& ip) -> Result<SymIntArg> {
       std::optional<int64_t> lit;
       LATHE_ASSIGN_OR_RETURN(lathe::Value * d, define_sym(ValueKind::SymInt, e, ip, s, producer, &lit));
       return d ? SymIntArg{d} : SymIntArg{*lit};
-    }));
-    return found(std::move(l));
+    });
   }
   if (key == "as_custom_obj") {
     std::optional<std::string_view> name, cls;

@@ -194,13 +194,7 @@ TEST(SchemaVersions, PyTorch29FileIsWrittenBackAs812WithExactly812Fields) {
   }
 }
 
-std::vector<std::string> top_fixtures() {
-  std::vector<std::string> out;
-  for (const auto& e : std::filesystem::directory_iterator(testing::source_path("fixtures")))
-    if (e.path().extension() == ".pt2") out.push_back(e.path().string());
-  std::sort(out.begin(), out.end());
-  return out;
-}
+std::vector<std::string> top_fixtures() { return testing::archives_in("fixtures"); }
 
 TEST(SchemaVersions, PyTorch213FixturesRoundTripAs820) {
   for (const auto& path : top_fixtures()) {

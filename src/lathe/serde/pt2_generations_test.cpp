@@ -78,14 +78,7 @@ void expect_same_as_twin(const std::string& older, const char* older_format, con
   }
 }
 
-std::vector<std::string> archives_in(const std::string& dir) {
-  std::vector<std::string> out;
-  for (const auto& e : std::filesystem::directory_iterator(testing::source_path(dir))) {
-    if (e.path().extension() == ".pt2") out.push_back(e.path().string());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
+using testing::archives_in;
 
 // The synthesized older generations (fixtures/README.md): each legacy zip
 // against the 2.8 archive written from the same trace. (That they compute

@@ -16,14 +16,7 @@
 namespace lathe {
 namespace {
 
-std::vector<std::string> fixture_paths() {
-  std::vector<std::string> out;
-  for (const auto& e : std::filesystem::directory_iterator(testing::source_path("fixtures"))) {
-    if (e.path().extension() == ".pt2") out.push_back(e.path().string());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
+std::vector<std::string> fixture_paths() { return testing::archives_in("fixtures"); }
 
 std::vector<char> file_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -18,16 +18,6 @@
 namespace lathe {
 namespace {
 
-TensorMeta meta_of(const Tensor& t) {
-  TensorMeta m;
-  m.dtype = t.dtype;
-  for (int64_t s : t.sizes) m.sizes.emplace_back(s);
-  for (int64_t s : t.strides) m.strides.emplace_back(s);
-  m.storage_offset = SymDim(t.storage_offset);
-  m.requires_grad = t.requires_grad;
-  return m;
-}
-
 std::span<const std::byte> as_bytes(const std::string& s) {
   return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
 }
@@ -112,7 +102,7 @@ Result<std::string> write_method(ArchiveWriter& w, const Method& method) {
   auto add_state = [&](const NamedTensors& tensors, bool is_param) -> Status {
     for (const auto& [fqn, t] : tensors) {
       LATHE_ASSIGN_OR_RETURN(std::string rec, w.storage_record(t, "data/weights/", "weight_", w.weight_counter));
-      weights.emplace_back(fqn, PayloadMeta{rec, is_param, false, meta_of(t)});
+      weights.emplace_back(fqn, PayloadMeta{rec, is_param, false, payload_tensor_meta(t)});
     }
     return Status::Ok();
   };
@@ -123,7 +113,7 @@ Result<std::string> write_method(ArchiveWriter& w, const Method& method) {
   PayloadConfig constants;
   for (const auto& [fqn, t] : ep.constants) {
     LATHE_ASSIGN_OR_RETURN(std::string rec, w.storage_record(t, "data/constants/", "tensor_", w.constant_counter));
-    constants.emplace_back(fqn, PayloadMeta{rec, false, false, meta_of(t)});
+    constants.emplace_back(fqn, PayloadMeta{rec, false, false, payload_tensor_meta(t)});
   }
   for (const auto& [fqn, bytes] : ep.opaque_constants) {
     std::string rec = "custom_obj_" + std::to_string(w.opaque_counter++);

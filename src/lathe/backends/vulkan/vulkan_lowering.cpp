@@ -18,12 +18,14 @@
 namespace lathe {
 
 using namespace node_args;
+namespace aten = ops::aten;
+namespace arg = ops::arg;
 
 std::optional<std::vector<int64_t>> vulkan_pool_stride(const Node& n, const std::vector<int64_t>& kernel) {
-  const Argument* a = n.input("stride");
+  const Argument* a = n.input(arg::stride);
   if (!a || a->is_none()) return kernel;
   if (auto* l = a->get_if<IntList>(); l && l->items.empty()) return kernel;
-  return literal_ints(n, "stride", 2, kernel);
+  return literal_ints(n, arg::stride, 2, kernel);
 }
 
 namespace {
@@ -67,7 +69,7 @@ class Lowering {
     payload_.ops.push_back(PayloadOp{std::move(kind), n.name(), std::move(ins), {out}, std::move(ints), std::move(floats)});
     if (bounds >= 0) fusable_[y] = {payload_.ops.size() - 1, bounds};
   }
-  Result<PayloadOperand> operand(const Node& n, const char* name, const char* role) {
+  Result<PayloadOperand> operand(const Node& n, std::string_view name, const char* role) {
     LATHE_ASSIGN_OR_RETURN(uint32_t id, get(tensor_input(n, name)));
     return PayloadOperand{id, role};
   }
@@ -78,10 +80,10 @@ class Lowering {
   Status lower_batch_norm(const Node& n);
   Status lower_binary(const Node& n, VulkanBinary code);
   Status lower_unary(const Node& n, VulkanUnary code, double lo, double hi);
-  Status lower_rowwise(const Node& n, std::string_view op);
-  Status lower_mean(const Node& n, std::string_view op);
+  Status lower_rowwise(const Node& n);
+  Status lower_mean(const Node& n);
   Status lower_pool(const Node& n, bool max);
-  Status lower_layout(const Node& n, std::string_view op);
+  Status lower_layout(const Node& n);
 
   struct Fusable {
     size_t op;
@@ -111,8 +113,8 @@ Status Lowering::lower_linear(const Node& n, const Value* x, const Value* w, con
 
 // A 1-D convolution is a 2-D one over a unit height.
 Status Lowering::lower_conv(const Node& n) {
-  const Value* x = tensor_input(n, "input");
-  const Value* w = tensor_input(n, "weight");
+  const Value* x = tensor_input(n, arg::input);
+  const Value* w = tensor_input(n, arg::weight);
   const bool one_d = sizes_of(x).size() == 3;
   auto as4d = [](std::vector<int64_t> s) { return s.size() == 3 ? std::vector<int64_t>{s[0], s[1], 1, s[2]} : s; };
   const auto xs = as4d(sizes_of(x)), ws = as4d(sizes_of(w)), ys = as4d(sizes_of(n.defined_values()[0]));
@@ -122,16 +124,16 @@ Status Lowering::lower_conv(const Node& n) {
   };
   const auto stride = param("stride", 1), pad = param("padding", 0), dil = param("dilation", 1);
   std::vector<PayloadOperand> ins;
-  LATHE_ASSIGN_OR_RETURN(PayloadOperand xo, operand(n, "input", "input"));
-  LATHE_ASSIGN_OR_RETURN(PayloadOperand wo, operand(n, "weight", "weight"));
+  LATHE_ASSIGN_OR_RETURN(PayloadOperand xo, operand(n, arg::input, "input"));
+  LATHE_ASSIGN_OR_RETURN(PayloadOperand wo, operand(n, arg::weight, "weight"));
   ins = {xo, wo};
-  if (!is_none_input(n, "bias")) {
-    LATHE_ASSIGN_OR_RETURN(PayloadOperand bo, operand(n, "bias", "bias"));
+  if (!is_none_input(n, arg::bias)) {
+    LATHE_ASSIGN_OR_RETURN(PayloadOperand bo, operand(n, arg::bias, "bias"));
     ins.push_back(bo);
   }
   emit(n, "conv2d", std::move(ins),
        {xs[0], xs[1], xs[2], xs[3], ws[0], ys[2], ys[3], ws[2], ws[3], stride[0], stride[1], pad[0], pad[1], dil[0], dil[1],
-        *literal_int_or(n, "groups", 1)},
+        *literal_int_or(n, arg::groups, 1)},
        {-kInf, kInf, 0.0}, 0);
   return Status::Ok();
 }
@@ -139,7 +141,7 @@ Status Lowering::lower_conv(const Node& n) {
 // Folded into the convolution before it when it feeds only this batch norm
 // and has not folded one already; else a per-channel scale and shift.
 Status Lowering::lower_batch_norm(const Node& n) {
-  const Value* x = tensor_input(n, "input");
+  const Value* x = tensor_input(n, arg::input);
   const Value* y = n.defined_values()[0];
   const char* roles[4] = {"weight", "bias", "running_mean", "running_var"};
   auto f = fusable_.find(x);
@@ -150,13 +152,13 @@ Status Lowering::lower_batch_norm(const Node& n) {
       LATHE_ASSIGN_OR_RETURN(PayloadOperand o, operand(n, role, role));
       conv.inputs.push_back({o.value, std::string("bn_") + role});
     }
-    conv.floats[2] = *literal_number(n, "eps");
+    conv.floats[2] = *literal_number(n, arg::eps);
     conv.node += "+" + n.name();
     ids_[y] = ids_.at(x);
     fusable_[y] = f->second;
     return Status::Ok();
   }
-  LATHE_ASSIGN_OR_RETURN(PayloadOperand xo, operand(n, "input", "self"));
+  LATHE_ASSIGN_OR_RETURN(PayloadOperand xo, operand(n, arg::input, "self"));
   std::vector<PayloadOperand> ins{xo};
   for (const char* role : roles) {
     LATHE_ASSIGN_OR_RETURN(PayloadOperand o, operand(n, role, role));
@@ -164,14 +166,14 @@ Status Lowering::lower_batch_norm(const Node& n) {
   }
   const auto xs = sizes_of(x);
   const int64_t N = xs[0], C = xs[1], inner = numel_of(xs) / std::max<int64_t>(1, N * C);
-  emit(n, "channel_affine", std::move(ins), {N, C, std::max<int64_t>(inner, 1)}, {*literal_number(n, "eps"), -kInf, kInf}, 1);
+  emit(n, "channel_affine", std::move(ins), {N, C, std::max<int64_t>(inner, 1)}, {*literal_number(n, arg::eps), -kInf, kInf}, 1);
   return Status::Ok();
 }
 
 // Sizes right-aligned to the output's rank (at least 1), as broadcasting reads them.
 Status Lowering::lower_binary(const Node& n, VulkanBinary code) {
-  const Value* a = tensor_input(n, "self");
-  const Value* b = tensor_input(n, "other");
+  const Value* a = tensor_input(n, arg::self);
+  const Value* b = tensor_input(n, arg::other);
   std::vector<int64_t> os = sizes_of(n.defined_values()[0]);
   if (os.empty()) os = {1};
   auto aligned = [&](std::vector<int64_t> s) {
@@ -190,15 +192,15 @@ Status Lowering::lower_binary(const Node& n, VulkanBinary code) {
     LATHE_ASSIGN_OR_RETURN(uint32_t bi, get(b));
     ins.push_back({bi, "other"});
   }
-  const double alpha = literal_number(n, "alpha").value_or(1.0);
-  emit(n, "binary", std::move(ins), std::move(ints), {alpha, b ? 0.0 : *literal_number(n, "other"), -kInf, kInf}, 2);
+  const double alpha = literal_number(n, arg::alpha).value_or(1.0);
+  emit(n, "binary", std::move(ins), std::move(ints), {alpha, b ? 0.0 : *literal_number(n, arg::other), -kInf, kInf}, 2);
   return Status::Ok();
 }
 
 // A clamp after an op that takes output bounds, and is its only reader,
 // narrows those bounds instead of running on its own.
 Status Lowering::lower_unary(const Node& n, VulkanUnary code, double lo, double hi) {
-  const Value* x = tensor_input(n, "self");
+  const Value* x = tensor_input(n, arg::self);
   const Value* y = n.defined_values()[0];
   auto f = fusable_.find(x);
   if (code == VulkanUnary::Clamp && f != fusable_.end() && only_user_is(x, n) && !escapes_.count(x)) {
@@ -210,18 +212,18 @@ Status Lowering::lower_unary(const Node& n, VulkanUnary code, double lo, double 
     fusable_[y] = f->second;
     return Status::Ok();
   }
-  LATHE_ASSIGN_OR_RETURN(PayloadOperand xo, operand(n, "self", "self"));
+  LATHE_ASSIGN_OR_RETURN(PayloadOperand xo, operand(n, arg::self, "self"));
   emit(n, "unary", {xo}, {static_cast<int64_t>(code)}, {lo, hi});
   return Status::Ok();
 }
 
-Status Lowering::lower_rowwise(const Node& n, std::string_view op) {
-  const bool ln = op == "aten.layer_norm.default" || op == "aten.native_layer_norm.default";
-  const Value* x = tensor_input(n, ln ? "input" : "self");
+Status Lowering::lower_rowwise(const Node& n) {
+  const bool ln = n.op_target() == aten::layer_norm || n.op_target() == aten::native_layer_norm;
+  const Value* x = tensor_input(n, ln ? arg::input : arg::self);
   const auto xs = sizes_of(x);
   int64_t cols = xs.empty() ? 1 : xs.back();
   if (ln) {
-    const size_t k = literal_int_list(n, "normalized_shape")->size();
+    const size_t k = literal_int_list(n, arg::normalized_shape)->size();
     cols = numel_of(std::vector<int64_t>(xs.end() - static_cast<std::ptrdiff_t>(k), xs.end()));
   }
   const int64_t rows = cols ? numel_of(xs) / cols : 0;
@@ -236,36 +238,36 @@ Status Lowering::lower_rowwise(const Node& n, std::string_view op) {
     LATHE_ASSIGN_OR_RETURN(PayloadOperand o, operand(n, role, role));
     ins.push_back(o);
   }
-  emit(n, "layer_norm", std::move(ins), {rows, std::max<int64_t>(cols, 1)}, {n.input("eps") ? *literal_number(n, "eps") : 1e-5});
+  emit(n, "layer_norm", std::move(ins), {rows, std::max<int64_t>(cols, 1)}, {n.input(arg::eps) ? *literal_number(n, arg::eps) : 1e-5});
   return Status::Ok();
 }
 
-Status Lowering::lower_mean(const Node& n, std::string_view op) {
-  const Value* x = tensor_input(n, "self");
+Status Lowering::lower_mean(const Node& n) {
+  const Value* x = tensor_input(n, arg::self);
   std::vector<int64_t> xs = sizes_of(x);
   if (xs.empty()) xs = {1};
   std::vector<int64_t> reduced(xs.size(), 0);
-  std::vector<int64_t> dims = op == "aten.adaptive_avg_pool2d.default" ? std::vector<int64_t>{2, 3}
-                                                                        : literal_int_list(n, "dim").value_or(std::vector<int64_t>{});
+  std::vector<int64_t> dims = n.op_target() == aten::adaptive_avg_pool2d ? std::vector<int64_t>{2, 3}
+                                                                           : literal_int_list(n, arg::dim).value_or(std::vector<int64_t>{});
   if (dims.empty()) dims.assign(1, -1), reduced.assign(xs.size(), 1);  // mean over every dimension
   else for (int64_t d : dims) reduced.at(static_cast<size_t>(norm_dim(d, xs.size()))) = 1;
   std::vector<int64_t> ints{static_cast<int64_t>(xs.size())};
   ints.insert(ints.end(), xs.begin(), xs.end());
   ints.insert(ints.end(), reduced.begin(), reduced.end());
-  LATHE_ASSIGN_OR_RETURN(PayloadOperand xo, operand(n, "self", "self"));
+  LATHE_ASSIGN_OR_RETURN(PayloadOperand xo, operand(n, arg::self, "self"));
   emit(n, "mean", {xo}, std::move(ints), {});
   return Status::Ok();
 }
 
 Status Lowering::lower_pool(const Node& n, bool max) {
-  const auto xs = sizes_of(tensor_input(n, "self")), ys = sizes_of(n.defined_values()[0]);
-  const auto k = *literal_ints(n, "kernel_size", 2, {});
+  const auto xs = sizes_of(tensor_input(n, arg::self)), ys = sizes_of(n.defined_values()[0]);
+  const auto k = *literal_ints(n, arg::kernel_size, 2, {});
   const auto stride = *vulkan_pool_stride(n, k);
-  const auto pad = *literal_ints(n, "padding", 2, {0, 0});
-  const auto dil = max ? *literal_ints(n, "dilation", 2, {1, 1}) : std::vector<int64_t>{1, 1};
-  const int64_t include_pad = max ? 0 : (literal_bool(n, "count_include_pad").value_or(true) ? 1 : 0);
-  const int64_t divisor = max || is_none_input(n, "divisor_override") ? 0 : *literal_int(n, "divisor_override");
-  LATHE_ASSIGN_OR_RETURN(PayloadOperand xo, operand(n, "self", "self"));
+  const auto pad = *literal_ints(n, arg::padding, 2, {0, 0});
+  const auto dil = max ? *literal_ints(n, arg::dilation, 2, {1, 1}) : std::vector<int64_t>{1, 1};
+  const int64_t include_pad = max ? 0 : (literal_bool(n, arg::count_include_pad).value_or(true) ? 1 : 0);
+  const int64_t divisor = max || is_none_input(n, arg::divisor_override) ? 0 : *literal_int(n, arg::divisor_override);
+  LATHE_ASSIGN_OR_RETURN(PayloadOperand xo, operand(n, arg::self, "self"));
   emit(n, "pool2d", {xo},
        {max ? 1 : 0, xs[0] * xs[1], xs[2], xs[3], ys[2], ys[3], k[0], k[1], stride[0], stride[1], pad[0], pad[1], dil[0], dil[1],
         include_pad, divisor},
@@ -273,32 +275,33 @@ Status Lowering::lower_pool(const Node& n, bool max) {
   return Status::Ok();
 }
 
-Status Lowering::lower_layout(const Node& n, std::string_view op) {
-  if (op == "aten.cat.default") {
-    const std::vector<Value*>& items = n.input("tensors")->as<TensorList>().items;
+Status Lowering::lower_layout(const Node& n) {
+  const OpTarget op = n.op_target();
+  if (op == aten::cat) {
+    const std::vector<Value*>& items = n.input(arg::tensors)->as<TensorList>().items;
     std::vector<PayloadOperand> ins;
     for (const Value* v : items) {
       LATHE_ASSIGN_OR_RETURN(uint32_t id, get(v));
       ins.push_back({id, "tensor"});
     }
     const size_t rank = sizes_of(n.defined_values()[0]).size();
-    emit(n, "cat", std::move(ins), {norm_dim(*literal_int_or(n, "dim", 0), rank)}, {});
+    emit(n, "cat", std::move(ins), {norm_dim(*literal_int_or(n, arg::dim, 0), rank)}, {});
     return Status::Ok();
   }
-  LATHE_ASSIGN_OR_RETURN(PayloadOperand xo, operand(n, "self", "self"));
-  const auto xs = sizes_of(tensor_input(n, "self"));
-  if (op == "aten.permute.default") {
-    std::vector<int64_t> dims = *literal_ints(n, "dims", xs.size(), {});
+  LATHE_ASSIGN_OR_RETURN(PayloadOperand xo, operand(n, arg::self, "self"));
+  const auto xs = sizes_of(tensor_input(n, arg::self));
+  if (op == aten::permute) {
+    std::vector<int64_t> dims = *literal_ints(n, arg::dims, xs.size(), {});
     for (int64_t& d : dims) d = norm_dim(d, xs.size());
     emit(n, "permute", {xo}, std::move(dims), {});
     return Status::Ok();
   }
-  if (op == "aten.slice.Tensor") {
-    const int64_t d = norm_dim(*literal_int_or(n, "dim", 0), xs.size());
-    int64_t start = is_none_input(n, "start") ? 0 : *literal_int(n, "start");
+  if (op == aten::slice_Tensor) {
+    const int64_t d = norm_dim(*literal_int_or(n, arg::dim, 0), xs.size());
+    int64_t start = is_none_input(n, arg::start) ? 0 : *literal_int(n, arg::start);
     if (start < 0) start += xs[d];
     start = std::clamp<int64_t>(start, 0, xs[d]);
-    emit(n, "slice", {xo}, {d, start, *literal_int_or(n, "step", 1)}, {});
+    emit(n, "slice", {xo}, {d, start, *literal_int_or(n, arg::step, 1)}, {});
     return Status::Ok();
   }
   emit(n, "view", {xo}, {}, {});
@@ -306,39 +309,40 @@ Status Lowering::lower_layout(const Node& n, std::string_view op) {
 }
 
 Status Lowering::lower(const Node& n) {
-  const std::string_view op = ops::strip_torch_ops(n.target());
-  if (op == "aten.linear.default")
-    return lower_linear(n, tensor_input(n, "input"), tensor_input(n, "weight"), is_none_input(n, "bias") ? nullptr : tensor_input(n, "bias"), false);
-  if (op == "aten.mm.default") return lower_linear(n, tensor_input(n, "self"), tensor_input(n, "mat2"), nullptr, true);
-  if (op == "aten.addmm.default") return lower_linear(n, tensor_input(n, "mat1"), tensor_input(n, "mat2"), tensor_input(n, "self"), true);
-  if (op == "aten.convolution.default") return lower_conv(n);
-  if (ops::is_batch_norm(n.op_target())) return lower_batch_norm(n);
-  if (op == "aten.add.Tensor") return lower_binary(n, VulkanBinary::Add);
-  if (op == "aten.sub.Tensor") return lower_binary(n, VulkanBinary::Sub);
-  if (op == "aten.mul.Tensor") return lower_binary(n, VulkanBinary::Mul);
-  if (op == "aten.div.Tensor") return lower_binary(n, VulkanBinary::Div);
-  if (op == "aten.relu.default") return lower_unary(n, VulkanUnary::Clamp, 0, kInf);
-  if (op == "aten.clamp.default")
-    return lower_unary(n, VulkanUnary::Clamp, literal_number(n, "min").value_or(-kInf), literal_number(n, "max").value_or(kInf));
-  if (op == "aten.hardtanh.default")
-    return lower_unary(n, VulkanUnary::Clamp, literal_number(n, "min_val").value_or(-1), literal_number(n, "max_val").value_or(1));
-  if (op == "aten.hardswish.default") return lower_unary(n, VulkanUnary::Hardswish, -kInf, kInf);
-  if (op == "aten.sigmoid.default") return lower_unary(n, VulkanUnary::Sigmoid, -kInf, kInf);
-  if (op == "aten.tanh.default") return lower_unary(n, VulkanUnary::Tanh, -kInf, kInf);
-  if (op == "aten.silu.default") return lower_unary(n, VulkanUnary::Silu, -kInf, kInf);
-  if (op == "aten.hardsigmoid.default") return lower_unary(n, VulkanUnary::Hardsigmoid, -kInf, kInf);
-  if (op == "aten.gelu.default") {
-    const Argument* a = n.input("approximate");
+  const OpTarget op = n.op_target();
+  if (op == aten::linear) {
+    return lower_linear(n, tensor_input(n, arg::input), tensor_input(n, arg::weight),
+                        is_none_input(n, arg::bias) ? nullptr : tensor_input(n, arg::bias), false);
+  }
+  if (op == aten::mm) return lower_linear(n, tensor_input(n, arg::self), tensor_input(n, arg::mat2), nullptr, true);
+  if (op == aten::addmm) return lower_linear(n, tensor_input(n, arg::mat1), tensor_input(n, arg::mat2), tensor_input(n, arg::self), true);
+  if (op == aten::convolution) return lower_conv(n);
+  if (ops::is_batch_norm(op)) return lower_batch_norm(n);
+  if (op == aten::add_Tensor) return lower_binary(n, VulkanBinary::Add);
+  if (op == aten::sub_Tensor) return lower_binary(n, VulkanBinary::Sub);
+  if (op == aten::mul_Tensor) return lower_binary(n, VulkanBinary::Mul);
+  if (op == aten::div_Tensor) return lower_binary(n, VulkanBinary::Div);
+  if (op == aten::relu) return lower_unary(n, VulkanUnary::Clamp, 0, kInf);
+  if (op == aten::clamp)
+    return lower_unary(n, VulkanUnary::Clamp, literal_number(n, arg::min).value_or(-kInf), literal_number(n, arg::max).value_or(kInf));
+  if (op == aten::hardtanh)
+    return lower_unary(n, VulkanUnary::Clamp, literal_number(n, arg::min_val).value_or(-1), literal_number(n, arg::max_val).value_or(1));
+  if (op == aten::hardswish) return lower_unary(n, VulkanUnary::Hardswish, -kInf, kInf);
+  if (op == aten::sigmoid) return lower_unary(n, VulkanUnary::Sigmoid, -kInf, kInf);
+  if (op == aten::tanh) return lower_unary(n, VulkanUnary::Tanh, -kInf, kInf);
+  if (op == aten::silu) return lower_unary(n, VulkanUnary::Silu, -kInf, kInf);
+  if (op == aten::hardsigmoid) return lower_unary(n, VulkanUnary::Hardsigmoid, -kInf, kInf);
+  if (op == aten::gelu) {
+    const Argument* a = n.input(arg::approximate);
     const bool tanh = a && a->get_if<std::string>() && *a->get_if<std::string>() == "tanh";
     return lower_unary(n, tanh ? VulkanUnary::GeluTanh : VulkanUnary::Gelu, -kInf, kInf);
   }
-  if (op == "aten._softmax.default" || op == "aten.softmax.int" || op == "aten.layer_norm.default" || op == "aten.native_layer_norm.default")
-    return lower_rowwise(n, op);
-  if (op == "aten.mean.dim" || op == "aten.adaptive_avg_pool2d.default") return lower_mean(n, op);
-  if (op == "aten.max_pool2d_with_indices.default" || op == "aten.max_pool2d.default") return lower_pool(n, true);
-  if (op == "aten.avg_pool2d.default") return lower_pool(n, false);
-  if (op == "aten.permute.default" || op == "aten.cat.default" || op == "aten.slice.Tensor" || ops::is_reshape(n.op_target())) return lower_layout(n, op);
-  return make_error("the Vulkan backend does not lower " + std::string(op));
+  if (op == aten::_softmax || op == aten::softmax_int || op == aten::layer_norm || op == aten::native_layer_norm) return lower_rowwise(n);
+  if (op == aten::mean_dim || op == aten::adaptive_avg_pool2d) return lower_mean(n);
+  if (op == aten::max_pool2d_with_indices || op == aten::max_pool2d) return lower_pool(n, true);
+  if (op == aten::avg_pool2d) return lower_pool(n, false);
+  if (op == aten::permute || op == aten::cat || op == aten::slice_Tensor || ops::is_reshape(op)) return lower_layout(n);
+  return make_error("the Vulkan backend does not lower " + n.op_name());
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "lathe/backends/prepacked.h"
+
 namespace lathe {
 
 namespace {
@@ -59,13 +61,6 @@ std::vector<int64_t> strides_of(const std::vector<int64_t>& s) {
 }
 
 bool in_range(int64_t v, int64_t lo) { return v >= lo && v < kMaxParam; }
-
-int role_index(const PayloadOp& op, std::string_view role) {
-  for (size_t k = 0; k < op.inputs.size(); ++k) {
-    if (op.inputs[k].role == role) return static_cast<int>(k);
-  }
-  return -1;
-}
 
 // One op's planning: its payload record, the values, and what it builds.
 class Planner {
@@ -158,20 +153,14 @@ Status Planner::linear() {
 
 // w' = w * gamma / sqrt(var + eps), b' = (b - mean) * that scale + beta, in double.
 Status Planner::fold_batch_norm(int64_t cout, int64_t per_channel, std::vector<float>& w, std::vector<float>& b) {
-  const int gi = role_index(op_, "bn_weight");
-  if (gi < 0) return Status::Ok();
-  const int bi = role_index(op_, "bn_bias"), mi = role_index(op_, "bn_running_mean"), vi = role_index(op_, "bn_running_var");
-  if (bi < 0 || mi < 0 || vi < 0) return malformed("batch norm operands");
-  LATHE_ASSIGN_OR_RETURN(std::vector<float> gamma, read_(in(gi), cout, "bn_weight"));
-  LATHE_ASSIGN_OR_RETURN(std::vector<float> beta, read_(in(bi), cout, "bn_bias"));
-  LATHE_ASSIGN_OR_RETURN(std::vector<float> mean, read_(in(mi), cout, "bn_running_mean"));
-  LATHE_ASSIGN_OR_RETURN(std::vector<float> var, read_(in(vi), cout, "bn_running_var"));
-  const double eps = op_.floats[2];
-  for (int64_t c = 0; c < cout; ++c) {
-    const double scale = gamma[c] / std::sqrt(static_cast<double>(var[c]) + eps);
-    for (int64_t j = 0; j < per_channel; ++j) w[c * per_channel + j] = static_cast<float>(w[c * per_channel + j] * scale);
-    b[c] = static_cast<float>((b[c] - mean[c]) * scale + beta[c]);
+  const auto at = batch_norm_operands(op_);
+  if (!at) return malformed("batch norm operands");
+  if (at->empty()) return Status::Ok();
+  std::vector<float> stats[4];
+  for (size_t k = 0; k < 4; ++k) {
+    LATHE_ASSIGN_OR_RETURN(stats[k], read_(in((*at)[k]), cout, kBatchNormRoles[k]));
   }
+  lathe::fold_batch_norm(stats, op_.floats[2], per_channel, w, b);
   return Status::Ok();
 }
 

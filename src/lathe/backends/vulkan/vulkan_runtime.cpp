@@ -442,10 +442,7 @@ Status VulkanHandle::execute(KernelCall& call) {
 }  // namespace
 
 Result<std::unique_ptr<DelegateHandle>> VulkanBackend::init(const DelegateInitArgs& args) const {
-  auto h = std::make_unique<VulkanHandle>();
-  Status s = h->init(args);
-  if (!s.ok()) return s.error();
-  return std::unique_ptr<DelegateHandle>(std::move(h));
+  return init_handle<VulkanHandle>(args);
 }
 
 }  // namespace lathe

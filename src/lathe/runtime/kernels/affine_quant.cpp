@@ -251,26 +251,39 @@ Status choose_qparams_affine_kernel(KernelCall& c) {
   return choose_qparams_affine_out(*x, mapping, block, range, e, s, *zp);
 }
 
+// What quantize_affine and dequantize_affine both take: the input, its
+// block size, scale and zero point, and the integer range (`range_dtype`
+// names the argument holding the integer dtype).
+struct AffineArgs {
+  const Tensor* x;
+  std::vector<int64_t> block;
+  const Tensor* scale;
+  const Tensor* zp;
+  AffineRange range;
+};
+
+Result<AffineArgs> affine_args(KernelCall& c, const char* range_dtype) {
+  AffineArgs a;
+  LATHE_ASSIGN_OR_RETURN(a.x, c.tensor("input"));
+  LATHE_ASSIGN_OR_RETURN(a.block, c.int_list("block_size"));
+  LATHE_ASSIGN_OR_RETURN(a.scale, c.tensor("scale"));
+  LATHE_ASSIGN_OR_RETURN(a.zp, c.optional_tensor("zero_point"));
+  LATHE_ASSIGN_OR_RETURN(a.range, range_args(c, range_dtype));
+  return a;
+}
+
 Status quantize_affine_kernel(KernelCall& c) {
-  LATHE_ASSIGN_OR_RETURN(const Tensor* x, c.tensor("input"));
-  LATHE_ASSIGN_OR_RETURN(std::vector<int64_t> block, c.int_list("block_size"));
-  LATHE_ASSIGN_OR_RETURN(const Tensor* scale, c.tensor("scale"));
-  LATHE_ASSIGN_OR_RETURN(const Tensor* zp, c.optional_tensor("zero_point"));
-  LATHE_ASSIGN_OR_RETURN(AffineRange range, range_args(c, "output_dtype"));
-  LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, range.dtype, x->sizes));
-  return quantize_affine_out(*x, block, *scale, zp, range, *out);
+  LATHE_ASSIGN_OR_RETURN(AffineArgs a, affine_args(c, "output_dtype"));
+  LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, a.range.dtype, a.x->sizes));
+  return quantize_affine_out(*a.x, a.block, *a.scale, a.zp, a.range, *out);
 }
 
 Status dequantize_affine_kernel(KernelCall& c) {
-  LATHE_ASSIGN_OR_RETURN(const Tensor* x, c.tensor("input"));
-  LATHE_ASSIGN_OR_RETURN(std::vector<int64_t> block, c.int_list("block_size"));
-  LATHE_ASSIGN_OR_RETURN(const Tensor* scale, c.tensor("scale"));
-  LATHE_ASSIGN_OR_RETURN(const Tensor* zp, c.optional_tensor("zero_point"));
-  LATHE_ASSIGN_OR_RETURN(AffineRange range, range_args(c, "input_dtype"));
+  LATHE_ASSIGN_OR_RETURN(AffineArgs a, affine_args(c, "input_dtype"));
   LATHE_ASSIGN_OR_RETURN(std::optional<DType> od, c.dtype_arg("output_dtype"));
   if (od.value_or(DType::Float32) != DType::Float32) return c.arg_error("output_dtype", "only float32 is supported");
-  LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, DType::Float32, x->sizes));
-  return dequantize_affine_out(*x, block, *scale, zp, range, *out);
+  LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, DType::Float32, a.x->sizes));
+  return dequantize_affine_out(*a.x, a.block, *a.scale, a.zp, a.range, *out);
 }
 
 }  // namespace

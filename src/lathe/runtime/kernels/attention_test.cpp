@@ -17,9 +17,12 @@
 #include "lathe/runtime/kernels/attention_rows.h"
 #include "lathe/runtime/kernels/view.h"
 #include "lathe/runtime/parallel.h"
+#include "lathe/runtime/runtime_test_support.h"
 
 namespace lathe::kernels {
 namespace {
+
+using testing::float_tensor;
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
@@ -77,12 +80,6 @@ TEST(AttentionRows, NegativeScaleKeepsTheTailOutOfTheMax) {
     EXPECT_FLOAT_EQ(m, -1.0f) << set->name;
     EXPECT_NEAR(sum, 1.0f + std::exp(-1.0f) + std::exp(-2.0f), 1e-6f) << set->name;
   }
-}
-
-Tensor tensor(const std::vector<int64_t>& shape, const std::vector<float>& v) {
-  Tensor t = Tensor::empty(DType::Float32, shape);
-  std::copy(v.begin(), v.end(), mdata<float>(t));
-  return t;
 }
 
 // Element (b, i, j) of a rank-3 tensor view, whatever its strides.
@@ -143,17 +140,17 @@ struct Shape {
 void run_case(const Shape& sh, bool causal, bool with_mask, std::optional<double> scale) {
   SCOPED_TRACE("B=" + std::to_string(sh.B) + " L=" + std::to_string(sh.L) + " S=" + std::to_string(sh.S) + " E=" +
                std::to_string(sh.E) + " Ev=" + std::to_string(sh.Ev) + (causal ? " causal" : "") + (with_mask ? " mask" : ""));
-  const Tensor qt = tensor({sh.B, sh.E, sh.L}, values(sh.B * sh.L * sh.E, 1, -2.0f, 2.0f));
+  const Tensor qt = float_tensor({sh.B, sh.E, sh.L}, values(sh.B * sh.L * sh.E, 1, -2.0f, 2.0f));
   Tensor q = *transpose_view(qt, 1, 2);
-  const Tensor k = tensor({sh.B, sh.S, sh.E}, values(sh.B * sh.S * sh.E, 2, -2.0f, 2.0f));
-  const Tensor v = tensor({sh.B, sh.S, sh.Ev}, values(sh.B * sh.S * sh.Ev, 3, -1.0f, 1.0f));
+  const Tensor k = float_tensor({sh.B, sh.S, sh.E}, values(sh.B * sh.S * sh.E, 2, -2.0f, 2.0f));
+  const Tensor v = float_tensor({sh.B, sh.S, sh.Ev}, values(sh.B * sh.S * sh.Ev, 3, -1.0f, 1.0f));
   std::vector<float> mask;
   Tensor mt;
   if (with_mask) {
     mask = values(sh.B * sh.L * sh.S, 4, -1.0f, 1.0f);
     for (size_t i = 0; i < mask.size(); i += 5) mask[i] = -kInf;
     for (int64_t j = 0; j < sh.S; ++j) mask[(sh.L / 2) * sh.S + j] = -kInf;  // batch 0, row L/2
-    mt = tensor({sh.B, sh.L, sh.S}, mask);
+    mt = float_tensor({sh.B, sh.L, sh.S}, mask);
   }
   SdpaArgs a{&q, &k, &v, with_mask ? &mt : nullptr, 0.0, causal, scale};
   Tensor out = Tensor::empty(DType::Float32, {sh.B, sh.L, sh.Ev});
@@ -177,9 +174,9 @@ TEST(Attention, MatchesDoubleReference) {
 
 TEST(Attention, BoolMaskRowMaskedOutGivesZeros) {
   // PyTorch 2.13: softmax over a row with no allowed key is 0, logsumexp 0.
-  const Tensor q = tensor({1, 2, 4}, values(8, 5, -1.0f, 1.0f));
-  const Tensor k = tensor({1, 3, 4}, values(12, 6, -1.0f, 1.0f));
-  const Tensor v = tensor({1, 3, 2}, values(6, 7, -1.0f, 1.0f));
+  const Tensor q = float_tensor({1, 2, 4}, values(8, 5, -1.0f, 1.0f));
+  const Tensor k = float_tensor({1, 3, 4}, values(12, 6, -1.0f, 1.0f));
+  const Tensor v = float_tensor({1, 3, 2}, values(6, 7, -1.0f, 1.0f));
   Tensor m = Tensor::empty(DType::Bool, {2, 3});  // broadcast over the batch
   bool* mp = mdata<bool>(m);
   for (int i = 0; i < 6; ++i) mp[i] = i < 3;  // row 0 all allowed, row 1 none

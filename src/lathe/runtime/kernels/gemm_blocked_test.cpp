@@ -12,22 +12,17 @@
 #include <vector>
 
 #include "lathe/runtime/parallel.h"
+#include "lathe/runtime/runtime_test_support.h"
 
 namespace lathe::kernels {
 namespace {
 
+// Test inputs in [-1, 1].
+std::vector<float> values(int64_t n, uint32_t seed) { return testing::lcg_floats(n, seed, 1000.0f, 1.0f); }
+
 struct Case {
   int64_t M, N, K;
 };
-
-std::vector<float> values(int64_t n, uint32_t seed) {
-  std::vector<float> v(static_cast<size_t>(n));
-  for (auto& x : v) {
-    seed = seed * 1664525u + 1013904223u;
-    x = static_cast<float>(static_cast<int32_t>(seed >> 8) % 2001) / 1000.0f - 1.0f;
-  }
-  return v;
-}
 
 // Reference in double: C[i,j] = sum_k A(i,k) B(k,j) (+ bias) (clamped), and
 // the bound sum_k |A(i,k) B(k,j)| that scales the allowed float error.

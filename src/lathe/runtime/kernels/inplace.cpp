@@ -12,17 +12,23 @@ namespace lathe::kernels {
 
 namespace {
 
-Status relu_inplace_kernel(KernelCall& c) {
+// `self`, which the op writes through: refused when it is read-only (a
+// mapped weight).
+Result<Tensor> writable_self(KernelCall& c, const char* op) {
   LATHE_ASSIGN_OR_RETURN(const Tensor* self, c.tensor("self"));
-  Tensor dst = *self;
-  LATHE_RETURN_IF_ERROR(check_writable(dst, "relu_"));
+  LATHE_RETURN_IF_ERROR(check_writable(*self, op));
+  return *self;
+}
+
+Status relu_inplace_kernel(KernelCall& c) {
+  LATHE_ASSIGN_OR_RETURN(Tensor dst, writable_self(c, "relu_"));
   if (dst.is_contiguous()) {
-    LATHE_RETURN_IF_ERROR(unary_out(UnaryOp::Relu, *self, dst));  // elementwise: each element read before it is written
+    LATHE_RETURN_IF_ERROR(unary_out(UnaryOp::Relu, dst, dst));  // elementwise: each element read before it is written
     return c.set_output(0, dst);
   }
   // unary_out writes contiguous memory only: go through a temporary.
-  Tensor tmp = Tensor::empty(self->dtype, self->sizes);
-  LATHE_RETURN_IF_ERROR(unary_out(UnaryOp::Relu, *self, tmp));
+  Tensor tmp = Tensor::empty(dst.dtype, dst.sizes);
+  LATHE_RETURN_IF_ERROR(unary_out(UnaryOp::Relu, dst, tmp));
   LATHE_RETURN_IF_ERROR(copy_into(tmp, dst));
   return c.set_output(0, dst);
 }
@@ -30,9 +36,7 @@ Status relu_inplace_kernel(KernelCall& c) {
 // fill_.Scalar / fill_.Tensor (a 0-d value): every element of self, in any
 // layout, takes the value cast to self's dtype.
 Status fill_inplace_kernel(KernelCall& c) {
-  LATHE_ASSIGN_OR_RETURN(const Tensor* self, c.tensor("self"));
-  Tensor dst = *self;
-  LATHE_RETURN_IF_ERROR(check_writable(dst, "fill_"));
+  LATHE_ASSIGN_OR_RETURN(Tensor dst, writable_self(c, "fill_"));
   Tensor value;
   if (c.node().target().ends_with(".Tensor")) {
     LATHE_ASSIGN_OR_RETURN(const Tensor* v, c.tensor("value"));
@@ -42,7 +46,7 @@ Status fill_inplace_kernel(KernelCall& c) {
     value = *v;
   } else {
     LATHE_ASSIGN_OR_RETURN(Scalar s, c.scalar("value"));
-    value = scalar_tensor(s, self->dtype);
+    value = scalar_tensor(s, dst.dtype);
   }
   LATHE_RETURN_IF_ERROR(copy_into(value, dst));  // broadcast of one element
   return c.set_output(0, dst);
@@ -51,22 +55,20 @@ Status fill_inplace_kernel(KernelCall& c) {
 // add_.Tensor / add_.Scalar: self += alpha * other, other broadcast to
 // self's shape, computed in self's dtype.
 Status add_inplace_kernel(KernelCall& c) {
-  LATHE_ASSIGN_OR_RETURN(const Tensor* self, c.tensor("self"));
-  Tensor dst = *self;
-  LATHE_RETURN_IF_ERROR(check_writable(dst, "add_"));
+  LATHE_ASSIGN_OR_RETURN(Tensor dst, writable_self(c, "add_"));
   Tensor other;
   if (c.is_tensor("other")) {
     LATHE_ASSIGN_OR_RETURN(const Tensor* o, c.tensor("other"));
     other = *o;
   } else {
     LATHE_ASSIGN_OR_RETURN(Scalar s, c.scalar("other"));
-    other = scalar_tensor(s, self->dtype);
+    other = scalar_tensor(s, dst.dtype);
   }
   LATHE_ASSIGN_OR_RETURN(Scalar alpha, c.scalar("alpha", Scalar::from_int(1)));
   // binary_out writes contiguous memory; a temporary also keeps an `other`
   // that overlaps self from being read after it was written.
-  Tensor tmp = Tensor::empty(self->dtype, self->sizes);
-  LATHE_RETURN_IF_ERROR(binary_out(BinaryOp::Add, *self, other, self->dtype, tmp, alpha));
+  Tensor tmp = Tensor::empty(dst.dtype, dst.sizes);
+  LATHE_RETURN_IF_ERROR(binary_out(BinaryOp::Add, dst, other, dst.dtype, tmp, alpha));
   LATHE_RETURN_IF_ERROR(copy_into(tmp, dst));
   return c.set_output(0, dst);
 }

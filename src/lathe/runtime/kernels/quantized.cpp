@@ -348,25 +348,41 @@ Status dequantize_per_tensor_kernel(KernelCall& c) {
   return dequantize_per_tensor_out(*x, p.scale, p.zero_point, r, *out);
 }
 
+// What quantize_per_channel and dequantize_per_channel both take;
+// dequantize may omit the zero points (nullptr), quantize may not.
+struct PerChannelArgs {
+  const Tensor* x;
+  const Tensor* scales;
+  const Tensor* zero_points;
+  int64_t axis;
+  QuantRange range;
+};
+
+Result<PerChannelArgs> per_channel_args(KernelCall& c, bool zero_points_optional) {
+  PerChannelArgs a;
+  LATHE_ASSIGN_OR_RETURN(a.x, c.tensor("input"));
+  LATHE_ASSIGN_OR_RETURN(a.scales, c.tensor("scales"));
+  if (zero_points_optional) {
+    LATHE_ASSIGN_OR_RETURN(a.zero_points, c.optional_tensor("zero_points"));
+  } else {
+    LATHE_ASSIGN_OR_RETURN(a.zero_points, c.tensor("zero_points"));
+  }
+  LATHE_ASSIGN_OR_RETURN(a.axis, c.int_arg("axis"));
+  LATHE_ASSIGN_OR_RETURN(a.range, range_args(c));
+  return a;
+}
+
 Status quantize_per_channel_kernel(KernelCall& c) {
-  LATHE_ASSIGN_OR_RETURN(const Tensor* x, c.tensor("input"));
-  LATHE_ASSIGN_OR_RETURN(const Tensor* s, c.tensor("scales"));
-  LATHE_ASSIGN_OR_RETURN(const Tensor* z, c.tensor("zero_points"));
-  LATHE_ASSIGN_OR_RETURN(int64_t axis, c.int_arg("axis"));
-  LATHE_ASSIGN_OR_RETURN(QuantRange r, range_args(c));
-  LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, r.dtype, x->sizes));
-  return quantize_per_channel_out(*x, *s, *z, axis, r, *out);
+  LATHE_ASSIGN_OR_RETURN(PerChannelArgs a, per_channel_args(c, false));
+  LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, a.range.dtype, a.x->sizes));
+  return quantize_per_channel_out(*a.x, *a.scales, *a.zero_points, a.axis, a.range, *out);
 }
 
 Status dequantize_per_channel_kernel(KernelCall& c) {
-  LATHE_ASSIGN_OR_RETURN(const Tensor* x, c.tensor("input"));
-  LATHE_ASSIGN_OR_RETURN(const Tensor* s, c.tensor("scales"));
-  LATHE_ASSIGN_OR_RETURN(const Tensor* z, c.optional_tensor("zero_points"));
-  LATHE_ASSIGN_OR_RETURN(int64_t axis, c.int_arg("axis"));
-  LATHE_ASSIGN_OR_RETURN(QuantRange r, range_args(c));
+  LATHE_ASSIGN_OR_RETURN(PerChannelArgs a, per_channel_args(c, true));
   LATHE_ASSIGN_OR_RETURN(DType od, out_dtype(c, "out_dtype"));
-  LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, od, x->sizes));
-  return dequantize_per_channel_out(*x, *s, z, axis, r, *out);
+  LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, od, a.x->sizes));
+  return dequantize_per_channel_out(*a.x, *a.scales, a.zero_points, a.axis, a.range, *out);
 }
 
 Status dequantize_per_channel_group_kernel(KernelCall& c) {

@@ -1,0 +1,57 @@
+// How a backend's support() is written: a table from each op it knows
+// (interned, ir/op_catalogue.h) to the rule that decides a node of that op,
+// each rule a short function. XNNPACK and Vulkan share the lookup, the
+// adapters from plain functions to rules, and the questions their rules
+// both ask.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "lathe/backends/backend.h"
+#include "lathe/ir/op_catalogue.h"
+
+namespace lathe::support_rules {
+
+using Rule = std::function<NodeSupport(const Backend&, const Node&, const Constness&)>;
+using Rules = std::unordered_map<OpTarget, Rule>;
+
+// Rules from functions that need less than the whole question.
+Rule plain(NodeSupport (*f)(const Node&));
+Rule with_constness(NodeSupport (*f)(const Node&, const Constness&));
+// Claimed whenever check_tensors() passes, as `what`.
+Rule always(const char* what);
+
+// `n`'s rule in `rules`, after check_tensors(); an op with no rule is
+// refused as "<no_rule> <op name>" ("no XNNPACK operator for aten.foo.default").
+NodeSupport decide(const Rules& rules, const Backend& backend, const Node& n, const Constness& c, std::string_view no_rule);
+
+// Whether `n`'s tensor input `name` is computed by `backend` (a copy or view
+// is worth claiming only inside a group: alone it would be a delegate call
+// around one copy).
+bool input_is_claimed(const Backend& backend, const Node& n, const Constness& c, std::string_view name = ops::arg::self);
+
+// Whether the relu/clamp `n` folds into its input's producer as output
+// bounds: the producer is an op `takes_bounds` accepts, `n` is its only
+// reader, and `backend` claims it (else the activation runs on its own, and
+// --explain must not say it fused).
+bool folds_into_producer(const Backend& backend, const Node& n, const Constness& c, bool (*takes_bounds)(OpTarget));
+
+// An aten.convolution's literal geometry, one entry per spatial dim.
+struct ConvGeometry {
+  std::vector<int64_t> stride, padding, dilation;
+  int64_t groups = 1;
+};
+// Reads `n`'s geometry (`spatial`: 1 or 2) into `g`; refused when it is
+// transposed, has output padding, or any of it is symbolic.
+NodeSupport read_conv_geometry(const Node& n, size_t spatial, ConvGeometry& g);
+
+// The ops a backend asks decompose to keep, as Node::op_name() spells them.
+std::vector<std::string> op_names(std::initializer_list<OpTarget> ops);
+
+}  // namespace lathe::support_rules
