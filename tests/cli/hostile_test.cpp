@@ -225,7 +225,7 @@ TEST(Hostile, RefusedSampleInputsAreNeverCopied) {
   const Lathe lathe;
   const std::string in = lathe.dir + "/evil.pt2", out = lathe.dir + "/out.pt2";
   write_bytes(in, archive_with("data/sample_inputs/model.pt", evil_torch_save(), {}));
-  for (const std::string& cmd : {"convert", "transform"}) {
+  for (const std::string cmd : {"convert", "transform"}) {
     CommandResult r = lathe(cmd + " '" + in + "' -o '" + out + "'");
     EXPECT_EQ(r.exit_code, 1) << cmd << "\n" << r.err;
     EXPECT_NE(r.err.find(in + ": data/sample_inputs/model.pt"), std::string::npos) << cmd << "\n" << r.err;
