@@ -78,4 +78,25 @@ class Backend : public DelegateRuntime {
   virtual Result<std::vector<std::byte>> preprocess(const DelegateSubgraph& subgraph) const = 0;
 };
 
+// A backend this build left out (LATHE_WITH_XNNPACK / LATHE_WITH_VULKAN
+// off): it keeps its name, so `lathe lower --backend NAME` and running an
+// archive lowered elsewhere say why they cannot instead of "unknown
+// backend"; it claims nothing, and every other call returns `why`.
+class UnbuiltBackend : public Backend {
+ public:
+  UnbuiltBackend(std::string name, std::string why) : name_(std::move(name)), why_(std::move(why)) {}
+  std::string_view name() const override { return name_; }
+  Status available() const override { return Error(why_); }
+  NodeSupport support(const Node&, const Constness&) const override {
+    return NodeSupport::no("this Lathe was built without " + name_);
+  }
+  std::vector<std::string> ops_to_keep() const override { return {}; }
+  Result<std::vector<std::byte>> preprocess(const DelegateSubgraph&) const override { return Error(why_); }
+  Result<std::unique_ptr<DelegateHandle>> init(const DelegateInitArgs&) const override { return Error(why_); }
+
+ private:
+  std::string name_;
+  std::string why_;
+};
+
 }  // namespace lathe

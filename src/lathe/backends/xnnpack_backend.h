@@ -1,6 +1,6 @@
 // The XNNPACK backend (Debian's libxnnpack, February 2022 API). Built with
-// LATHE_WITH_XNNPACK=OFF it keeps its name, claims nothing and says why it
-// cannot lower or run (xnnpack_disabled.cpp), as the Vulkan backend does.
+// LATHE_WITH_XNNPACK=OFF, xnnpack_backend() is an UnbuiltBackend
+// (backend.h, xnnpack_disabled.cpp), as vulkan_backend() is without Vulkan.
 //
 // Claims float32 nodes with concrete shapes:
 //   linear, mm / addmm with a constant mat2     -> fully_connected (prepacked; mm/addmm
@@ -36,8 +36,6 @@ namespace lathe {
 class XnnpackBackend : public Backend {
  public:
   std::string_view name() const override { return "xnnpack"; }
-  // An error only in a Lathe built with LATHE_WITH_XNNPACK=OFF (xnnpack_disabled.cpp).
-  Status available() const override;
   NodeSupport support(const Node& node, const Constness& constness) const override;
   std::vector<std::string> ops_to_keep() const override;
   Result<std::vector<std::byte>> preprocess(const DelegateSubgraph& subgraph) const override;
@@ -45,7 +43,7 @@ class XnnpackBackend : public Backend {
 };
 
 // The one backend instance (stateless; safe to share).
-const XnnpackBackend& xnnpack_backend();
+const Backend& xnnpack_backend();
 
 // One pthreadpool for every XNNPACK delegate in the process, sized here
 // (n >= 1) before the first delegate runs, or later (the pool is remade).

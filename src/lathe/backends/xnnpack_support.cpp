@@ -843,9 +843,7 @@ Result<std::vector<std::byte>> XnnpackBackend::preprocess(const DelegateSubgraph
   return Lowering(subgraph).run();
 }
 
-Status XnnpackBackend::available() const { return Status::Ok(); }
-
-const XnnpackBackend& xnnpack_backend() {
+const Backend& xnnpack_backend() {
   static const XnnpackBackend backend;
   return backend;
 }

@@ -79,7 +79,8 @@ class VulkanBackend : public Backend {
 
 // The one backend instance (stateless; the Vulkan device it opens on first
 // use is shared by every delegate in the process).
-const VulkanBackend& vulkan_backend();
+// Without Vulkan (LATHE_WITH_VULKAN=OFF) an UnbuiltBackend (backend.h).
+const Backend& vulkan_backend();
 
 // What the Vulkan loader sees, without opening a device: whether any
 // driver (ICD) is installed, and each device's name and type. Tests skip

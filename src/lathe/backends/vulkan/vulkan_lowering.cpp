@@ -349,7 +349,7 @@ Status Lowering::lower(const Node& n) {
 
 Result<std::vector<std::byte>> VulkanBackend::preprocess(const DelegateSubgraph& subgraph) const { return Lowering(subgraph).run(); }
 
-const VulkanBackend& vulkan_backend() {
+const Backend& vulkan_backend() {
   static const VulkanBackend backend;
   return backend;
 }
