@@ -15,7 +15,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -209,24 +208,6 @@ TEST_F(AtomicFile, SignalsRemoveTheTemporaryFile) {
   }
 }
 
-// Resident kB of the mapping that starts at `start`, from /proc/self/smaps
-// (-1 if no mapping starts there).
-long resident_kib(const void* start) {
-  std::ifstream smaps("/proc/self/smaps");
-  std::ostringstream want;
-  want << std::hex << reinterpret_cast<uintptr_t>(start) << "-";
-  bool in_mapping = false;
-  for (std::string line; std::getline(smaps, line);) {
-    const std::string first = line.substr(0, line.find(' '));
-    if (!first.empty() && first.back() != ':') {  // a mapping's header line, "start-end perms ..."
-      in_mapping = first.rfind(want.str(), 0) == 0;
-    } else if (in_mapping && line.rfind("Rss:", 0) == 0) {
-      return std::stol(line.substr(4));
-    }
-  }
-  return -1;
-}
-
 // Extents under the kernel-copy threshold (the many small weights of a deep
 // network) are read with pread: their bytes arrive, in order, and the map's
 // pages never become part of this process's resident memory.
@@ -256,7 +237,7 @@ TEST_F(AtomicFile, CopiesSmallExtentsWithoutFaultingInTheMap) {
   const std::string got = testing::read_text(path_);
   ASSERT_EQ(got.size(), expected.size());
   EXPECT_EQ(std::memcmp(got.data(), expected.data(), expected.size()), 0);
-  EXPECT_EQ(resident_kib((*file)->data()), 0) << "the copy read the weights through the map";
+  EXPECT_EQ(testing::resident_kib((*file)->data()), 0) << "the copy read the weights through the map";
 }
 
 // The replaced file's mode is kept (it was forced to 0644).
