@@ -20,11 +20,6 @@ void write_text(const std::string& path, const std::string& text);
 // Names in `dir` that look like write_file_atomically's temporary files
 // ("<name>.tmp-XXXXXX"): an atomic write that failed must leave none.
 std::vector<std::string> atomic_write_temporaries(const std::string& dir);
-// Resident KiB of this process's mapping that starts at `start`, from
-// /proc/self/smaps (-1 if no mapping starts there): which pages of a mapped
-// file the process has touched and keeps.
-long resident_kib(const void* start);
-
 // The fixtures (stems of fixtures/*.pt2, sorted) and what their manifest says
 // of them: whether the portable kernels can run every method ("runnable":
 // false marks a fixture Lathe reads and writes but cannot run, such as a
@@ -34,5 +29,10 @@ long resident_kib(const void* start);
 std::vector<std::string> fixture_names();
 bool fixture_runnable(const std::string& fixture);
 std::vector<std::string> runnable_fixture_names();
+
+// Resident KiB of this process's mapping that starts at `start`, from
+// /proc/self/smaps (-1 if no mapping starts there): which pages of a mapped
+// file the process has touched and keeps.
+long resident_kib(const void* start);
 
 }  // namespace lathe::testing
