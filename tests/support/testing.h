@@ -20,6 +20,7 @@ void write_text(const std::string& path, const std::string& text);
 // Names in `dir` that look like write_file_atomically's temporary files
 // ("<name>.tmp-XXXXXX"): an atomic write that failed must leave none.
 std::vector<std::string> atomic_write_temporaries(const std::string& dir);
+
 // The fixtures (stems of fixtures/*.pt2, sorted) and what their manifest says
 // of them: whether the portable kernels can run every method ("runnable":
 // false marks a fixture Lathe reads and writes but cannot run, such as a
