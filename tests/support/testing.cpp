@@ -112,4 +112,20 @@ std::vector<std::string> runnable_fixture_names() {
   return out;
 }
 
+long resident_kib(const void* start) {
+  std::ifstream smaps("/proc/self/smaps");
+  std::ostringstream want;
+  want << std::hex << reinterpret_cast<uintptr_t>(start) << "-";
+  bool in_mapping = false;
+  for (std::string line; std::getline(smaps, line);) {
+    const std::string first = line.substr(0, line.find(' '));
+    if (!first.empty() && first.back() != ':') {  // a mapping's header line, "start-end perms ..."
+      in_mapping = first.rfind(want.str(), 0) == 0;
+    } else if (in_mapping && first == "Rss:") {
+      return std::stol(line.substr(4));
+    }
+  }
+  return -1;
+}
+
 }  // namespace lathe::testing

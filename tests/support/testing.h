@@ -34,4 +34,9 @@ std::vector<std::string> fixture_names();
 bool fixture_runnable(const std::string& fixture);
 std::vector<std::string> runnable_fixture_names();
 
+// Resident KiB of this process's mapping that starts at `start`, from
+// /proc/self/smaps (-1 if no mapping starts there): which pages of a mapped
+// file the process has touched and keeps.
+long resident_kib(const void* start);
+
 }  // namespace lathe::testing

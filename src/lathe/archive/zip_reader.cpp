@@ -65,6 +65,12 @@ Result<ZipReader> ZipReader::open(const std::string& path, ZipLimits limits) {
   return r;
 }
 
+void ZipReader::release(const ZipEntry& e) const {
+  if (file_ && e.method == 0 && e.data_offset <= size_ && e.size <= size_ - e.data_offset) {
+    file_->release(e.data_offset, e.size);
+  }
+}
+
 Result<ZipReader> ZipReader::open_memory(std::shared_ptr<const void> keepalive,
                                          const std::byte* data, size_t size,
                                          std::string display_name, ZipLimits limits) {

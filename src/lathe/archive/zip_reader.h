@@ -79,6 +79,11 @@ class ZipReader {
   // The same bytes as a Storage that keeps the underlying memory alive on its
   // own (outliving this reader).
   Result<std::shared_ptr<Storage>> view_storage(const ZipEntry& e) const;
+  // Done with a STORED entry's bytes for now (read once, e.g. a JSON record
+  // decoded into the program): its whole pages leave this process's resident
+  // memory (MappedFile::release); views of it stay valid. Nothing for
+  // archives in memory.
+  void release(const ZipEntry& e) const;
   // A copy of the entry's uncompressed bytes; DEFLATE entries are inflated,
   // bounded by both the declared size and limits.max_inflated_bytes.
   Result<std::vector<std::byte>> read(const ZipEntry& e) const;

@@ -34,6 +34,7 @@ class FdSink : public FileSink {
   }
   uint64_t position() const override { return position_; }
   Status copy(const FileExtent& extent) override;
+  Status read_into_buffer(const FileExtent& extent);
   Status flush() {
     if (buffer_.empty()) return Status::Ok();
     Status s = write_all(buffer_.data(), buffer_.size());
@@ -61,14 +62,37 @@ class FdSink : public FileSink {
   uint64_t position_ = 0;
 };
 
-// Small extents go through the buffer: one system call per record would cost
-// more than copying a few pages (a 10,000-layer MLP has 20,000 records of a
-// few KiB). Larger ones are copied by the kernel, page cache to page cache,
-// never entering this process's memory.
+// Small extents go through the buffer: a kernel copy each would split the
+// output into one write per record (a 10,000-layer MLP has 20,000 records of
+// a few KiB). They are read into it with pread, not through the map: the map
+// would fault every weight page into this process, which then counts them
+// all in its resident memory for the rest of its life. Larger extents are
+// copied by the kernel, page cache to page cache, never entering this
+// process's memory.
 constexpr uint64_t kKernelCopyMin = 64 << 10;
 
+Status FdSink::read_into_buffer(const FileExtent& extent) {
+  const size_t n = static_cast<size_t>(extent.size);
+  if (buffer_.size() + n > kBuffer) LATHE_RETURN_IF_ERROR(flush());
+  const size_t at = buffer_.size();
+  buffer_.resize(at + n);
+  size_t done = 0;
+  while (done < n) {
+    ssize_t got = ::pread(extent.file->fd(), buffer_.data() + at + done, n - done,
+                          static_cast<off_t>(extent.offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    done += static_cast<size_t>(got);
+  }
+  buffer_.resize(at + done);
+  position_ += done;
+  // What pread could not give (it should not fail on a file we have open
+  // and mapped) is read through the map.
+  return done == n ? Status::Ok() : write(extent.bytes().subspan(done));
+}
+
 Status FdSink::copy(const FileExtent& extent) {
-  if (extent.size < kKernelCopyMin) return write(extent.bytes());
+  if (extent.size < kKernelCopyMin) return read_into_buffer(extent);
   LATHE_RETURN_IF_ERROR(flush());
   uint64_t done = 0;
   // copy_file_range where the kernel and file systems allow it, else

@@ -14,10 +14,12 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "lathe/core/mapped_file.h"
 #include "lathe/core/temp_files.h"
 #include "support/testing.h"
 
@@ -204,6 +206,38 @@ TEST_F(AtomicFile, SignalsRemoveTheTemporaryFile) {
     EXPECT_EQ(WTERMSIG(status), sig);
     ExpectOldFileIntactAndNoTemporaries();
   }
+}
+
+// Extents under the kernel-copy threshold (the many small weights of a deep
+// network) are read with pread: their bytes arrive, in order, and the map's
+// pages never become part of this process's resident memory.
+TEST_F(AtomicFile, CopiesSmallExtentsWithoutFaultingInTheMap) {
+  const std::string source = dir_ + "/weights.bin";
+  const auto bytes = pattern(64 * 4100 + 3);
+  {
+    std::ofstream out(source, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  }
+  auto file = MappedFile::open(source);
+  ASSERT_TRUE(file.ok()) << file.error().message();
+  std::vector<std::byte> expected;
+  Status s = write_file_atomically(path_, [&](FileSink& sink) -> Status {
+    for (size_t i = 0; i < 64; ++i) {  // 4,097 bytes at odd offsets, a header's bytes between them
+      const FileExtent extent{*file, i * 4100 + 3, 4097, std::nullopt};
+      LATHE_RETURN_IF_ERROR(sink.write(std::string("hdr")));
+      LATHE_RETURN_IF_ERROR(sink.copy(extent));
+      expected.insert(expected.end(), {std::byte{'h'}, std::byte{'d'}, std::byte{'r'}});
+      expected.insert(expected.end(), bytes.begin() + static_cast<long>(extent.offset),
+                      bytes.begin() + static_cast<long>(extent.offset + extent.size));
+    }
+    EXPECT_EQ(sink.position(), expected.size());
+    return Status::Ok();
+  });
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  const std::string got = testing::read_text(path_);
+  ASSERT_EQ(got.size(), expected.size());
+  EXPECT_EQ(std::memcmp(got.data(), expected.data(), expected.size()), 0);
+  EXPECT_EQ(testing::resident_kib((*file)->data()), 0) << "the copy read the weights through the map";
 }
 
 // The replaced file's mode is kept (it was forced to 0644).

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -35,6 +36,16 @@ Result<std::shared_ptr<const MappedFile>> MappedFile::open(const std::string& pa
     data = static_cast<const std::byte*>(p);
   }
   return std::shared_ptr<const MappedFile>(new MappedFile(path, fd, data, size));
+}
+
+void MappedFile::release(uint64_t offset, uint64_t size) const {
+  if (data_ == nullptr || offset >= size_) return;
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t end = std::min<uint64_t>(offset + size, size_);
+  const uint64_t first = (offset + page - 1) / page * page, last = end / page * page;
+  if (last <= first) return;
+  // Advice on a read-only private file map: dropping the pages loses nothing.
+  ::madvise(const_cast<std::byte*>(data_) + first, last - first, MADV_DONTNEED);
 }
 
 MappedFile::~MappedFile() {

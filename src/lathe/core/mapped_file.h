@@ -27,6 +27,11 @@ class MappedFile {
   const std::string& path() const { return path_; }
   // The open file (read-only), for copies that skip the map.
   int fd() const { return fd_; }
+  // Takes the whole pages inside [offset, offset + size) out of this
+  // process's resident memory (a record read once, such as the graph JSON,
+  // need not stay counted for the rest of the process). The bytes do not
+  // change: touched again, the pages are read back from the file.
+  void release(uint64_t offset, uint64_t size) const;
 
  private:
   MappedFile(std::string path, int fd, const std::byte* data, size_t size)

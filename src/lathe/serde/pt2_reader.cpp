@@ -35,6 +35,11 @@ class ArchiveReader {
 
  private:
   const ZipEntry* find(const std::string& record) const { return zip_.find(top_ + record); }
+  // A JSON record is read once: decoded, its pages need not stay resident
+  // (on a deep network they are a third of the load's peak memory).
+  void done_with(const std::string& record) const {
+    if (const ZipEntry* e = find(record)) zip_.release(*e);
+  }
   Error error(const std::string& record, const std::string& message) const {
     return Error(path_ + ": " + record + ": " + message);
   }
@@ -90,6 +95,7 @@ Status ArchiveReader::load_state(const std::string& method, const std::string& d
   size_t after = 0;
   LATHE_ASSIGN_OR_RETURN(std::string_view text, read_text(config_record, scratch, &after));
   LATHE_ASSIGN_OR_RETURN(PayloadConfig config, decode_payload_config(text, path_ + ": " + config_record, after));
+  done_with(config_record);
   for (const auto& [fqn, meta] : config) {
     std::string where = "$.config." + fqn;
     if (meta.path_name.empty() || meta.path_name.find('/') != std::string::npos || meta.path_name == "..") {
@@ -198,6 +204,7 @@ Result<Program> ArchiveReader::read() {
     jopts.origin = path_ + ": " + model_record;
     jopts.max_depth = options_.max_json_depth;
     LATHE_ASSIGN_OR_RETURN(std::unique_ptr<ExportedProgram> ep, decode_program_json(text, jopts));
+    done_with(model_record);
     if (pickled_weights) {
       std::string record = "data/weights/" + name + ".pt";
       LATHE_ASSIGN_OR_RETURN(std::vector<NamedTensor> tensors,

@@ -24,7 +24,11 @@ std::span<const std::byte> as_bytes(const std::string& s) {
 
 class ArchiveWriter {
  public:
-  ArchiveWriter(ZipWriter& zip, std::string top) : zip_(zip), top_(std::move(top)) {}
+  // `tensors`: how many state tensors the program has in all, so the tables
+  // of written storages are sized once (grown entry by entry, a deep
+  // network's 20,000 weights rehashed them a dozen times).
+  ArchiveWriter(ZipWriter& zip, std::string top, size_t tensors)
+      : zip_(zip), top_(std::move(top)), tensors_(tensors) {}
 
   Status add(const std::string& record, std::span<const std::byte> bytes) {
     LATHE_RETURN_IF_ERROR(zip_.add(top_ + record, bytes));
@@ -77,14 +81,23 @@ class ArchiveWriter {
     for (auto& [d, records] : written_) {
       if (d == dir) return records;
     }
-    return written_.emplace_back(dir, FlatMap<const Storage*, std::string>()).second;
+    return written_.emplace_back(dir, FlatMap<const Storage*, std::string>(tensors_)).second;
   }
 
   ZipWriter& zip_;
   SerializationId id_;
   std::string top_;
+  size_t tensors_;
   std::deque<std::pair<std::string, FlatMap<const Storage*, std::string>>> written_;
 };
+
+size_t state_tensor_count(const Program& program) {
+  size_t n = 0;
+  for (const auto& m : program.methods) {
+    n += m.program->parameters.size() + m.program->buffers.size() + m.program->constants.size();
+  }
+  return n;
+}
 
 // Never write what Lathe would not read: the sample inputs are copied
 // verbatim, so they are first parsed with the restricted unpickler (a pickle
@@ -99,6 +112,7 @@ Status check_sample_inputs(const Method& method) {
 Result<std::string> write_method(ArchiveWriter& w, const Method& method) {
   const ExportedProgram& ep = *method.program;
   PayloadConfig weights;
+  weights.reserve(ep.parameters.size() + ep.buffers.size());
   auto add_state = [&](const NamedTensors& tensors, bool is_param) -> Status {
     for (const auto& [fqn, t] : tensors) {
       LATHE_ASSIGN_OR_RETURN(std::string rec, w.storage_record(t, "data/weights/", "weight_", w.weight_counter));
@@ -204,7 +218,7 @@ Status write_legacy(const Program& program, FileSink& sink) {
 Status write_pt2_to(const Program& program, FileSink& sink, const std::string& top, const Pt2WriteOptions& options) {
   if (options.format == Pt2Format::Legacy) return write_legacy(program, sink);
   ZipWriter zip(sink);
-  ArchiveWriter w(zip, top);
+  ArchiveWriter w(zip, top, state_tensor_count(program));
   LATHE_RETURN_IF_ERROR(w.add("byteorder", std::string("little")));
   for (const auto& m : program.methods) {
     auto json = options.format == Pt2Format::Pt2Pickle ? write_pickled_method(w, m) : write_method(w, m);
