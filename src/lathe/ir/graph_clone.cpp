@@ -58,7 +58,7 @@ std::unique_ptr<Graph> Graph::clone() const {
 
 Value* Graph::clone_value(const Value& v) {
   Value* c = new_value(v.kind(), v.name());
-  if (v.meta()) c->set_meta(*v.meta());
+  c->set_meta(v.meta());
   if (v.sym()) c->set_sym(*v.sym());
   if (!v.class_fqn().empty()) c->set_class_fqn(v.class_fqn());
   return c;

@@ -1,14 +1,15 @@
 // Large blocks for a large graph's tables, mapped from the system directly
-// instead of taken from malloc.
+// instead of taken from malloc: glibc sweeps all of its fast free lists
+// before serving or taking back a large block, and after a pass freed half
+// a million small blocks one such call cost tens of milliseconds (measured
+// on the million-node rewrite benchmark).
 //
-// Two reasons, both measured on the million-node rewrite benchmark:
-//   - glibc sweeps all of its fast free lists before serving or taking back
-//     a large block; after a pass freed half a million small blocks, one
-//     such call cost tens of milliseconds;
-//   - a block of 2 MiB or more is aligned to 2 MiB and advised as
-//     transparent huge pages: lookups land all over a large table, and with
-//     4 KiB pages each is also a TLB miss (on a virtual machine, a nested
-//     page walk).
+// They are not advised as transparent huge pages. They once were, for the
+// TLB; but on this project's machines (virtual, memory backed lazily by the
+// host) a fresh huge page costs 0.4-9 ms to fault in, against 2.3 us per
+// 4 KiB page, and the million-node rewrite ran no faster with them
+// (1.50-1.62M nodes/s either way), while a whole `lathe transform` of a
+// 30,000-node program spent a sixth of its time zeroing them.
 // Blocks under kLargeBlockBytes come from malloc as usual.
 #pragma once
 
@@ -18,10 +19,8 @@
 namespace lathe {
 
 inline constexpr size_t kLargeBlockBytes = size_t{1} << 20;
-inline constexpr size_t kHugePageBytes = size_t{2} << 20;
 
-// `bytes` of zero-filled, page-aligned memory (2 MiB-aligned from 2 MiB up);
-// throws std::bad_alloc.
+// `bytes` of zero-filled, page-aligned memory; throws std::bad_alloc.
 void* map_large_block(size_t bytes);
 void unmap_large_block(void* p, size_t bytes);
 

@@ -1,8 +1,14 @@
 // An insertion-ordered map from fully qualified name to tensor (a state dict).
+//
+// A deep network has tens of thousands of state tensors, read once each.
+// The names live only in the entry list; the index is a flat table of entry
+// numbers with the name's hash beside each (std::unordered_map kept a
+// second copy of every name and a heap node per entry).
 #pragma once
 
+#include <cstdint>
 #include <string>
-#include <unordered_map>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -13,28 +19,10 @@ namespace lathe {
 class NamedTensors {
  public:
   // Inserts or replaces.
-  void set(const std::string& name, Tensor tensor) {
-    auto it = index_.find(name);
-    if (it != index_.end()) {
-      entries_[it->second].second = std::move(tensor);
-      return;
-    }
-    index_.emplace(name, entries_.size());
-    entries_.emplace_back(name, std::move(tensor));
-  }
-  const Tensor* find(const std::string& name) const {
-    auto it = index_.find(name);
-    return it == index_.end() ? nullptr : &entries_[it->second].second;
-  }
-  bool contains(const std::string& name) const { return index_.count(name) != 0; }
-  bool erase(const std::string& name) {
-    auto it = index_.find(name);
-    if (it == index_.end()) return false;
-    entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(it->second));
-    index_.clear();
-    for (size_t i = 0; i < entries_.size(); ++i) index_.emplace(entries_[i].first, i);
-    return true;
-  }
+  void set(const std::string& name, Tensor tensor);
+  const Tensor* find(std::string_view name) const;
+  bool contains(std::string_view name) const { return find(name) != nullptr; }
+  bool erase(std::string_view name);
   size_t size() const { return entries_.size(); }
   bool empty() const { return entries_.empty(); }
   const std::vector<std::pair<std::string, Tensor>>& entries() const { return entries_; }
@@ -42,8 +30,17 @@ class NamedTensors {
   auto end() const { return entries_.end(); }
 
  private:
+  struct Slot {
+    uint32_t hash = 0;
+    uint32_t entry = kEmpty;  // index into entries_
+  };
+  static constexpr uint32_t kEmpty = UINT32_MAX;
+  // The slot holding `name`, or the empty slot where it would go.
+  size_t probe(std::string_view name, uint32_t hash) const;
+  void rebuild(size_t capacity);
+
   std::vector<std::pair<std::string, Tensor>> entries_;
-  std::unordered_map<std::string, size_t> index_;
+  std::vector<Slot> slots_;  // size 0 or a power of two, at most half full
 };
 
 }  // namespace lathe

@@ -9,20 +9,21 @@ namespace lathe {
 
 namespace {
 
-// The last, largest chunks (most of a large graph) get a whole huge page.
-bool is_huge(size_t bytes) { return bytes > kChunkBytes / 2 && bytes <= kChunkBytes; }
+// The last, largest chunks (most of a large graph) are mapped directly
+// (large_block.h says why not from malloc).
+bool is_large(size_t bytes) { return bytes > kChunkBytes / 2 && bytes <= kChunkBytes; }
 
 }  // namespace
 
 void* allocate_chunk(size_t bytes) {
-  if (is_huge(bytes)) return map_large_block(kChunkBytes);
+  if (is_large(bytes)) return map_large_block(kChunkBytes);
   void* p = std::malloc(bytes);
   if (!p) throw std::bad_alloc();
   return p;
 }
 
 void free_chunk(void* p, size_t bytes) {
-  if (is_huge(bytes)) {
+  if (is_large(bytes)) {
     unmap_large_block(p, kChunkBytes);
     return;
   }

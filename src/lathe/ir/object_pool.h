@@ -24,8 +24,7 @@
 namespace lathe {
 
 // Storage for pool chunks (at most kChunkBytes). A chunk of more than half
-// that gets a whole huge page (large_block.h): walking a large graph
-// touches nodes all over its chunks.
+// that is mapped directly (large_block.h).
 inline constexpr size_t kChunkBytes = size_t{2} << 20;
 void* allocate_chunk(size_t bytes);
 void free_chunk(void* p, size_t bytes);
@@ -60,7 +59,7 @@ class ObjectPool {
     alignas(T) unsigned char storage[sizeof(T)];
   };
   // Chunks double from 64 slots up to 2 MiB: small graphs stay small, and
-  // a large graph's chunks are huge-page sized.
+  // a large graph's chunks bypass malloc.
   void grow() {
     capacity_ = std::min<size_t>(capacity_ ? capacity_ * 2 : 64, kChunkBytes / sizeof(Slot));
     const size_t bytes = capacity_ * sizeof(Slot);

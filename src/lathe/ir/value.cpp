@@ -2,16 +2,6 @@
 
 namespace lathe {
 
-std::optional<std::vector<int64_t>> TensorMeta::concrete_sizes() const {
-  std::vector<int64_t> out;
-  out.reserve(sizes.size());
-  for (const auto& d : sizes) {
-    if (!d.is_concrete()) return std::nullopt;
-    out.push_back(d.value());
-  }
-  return out;
-}
-
 std::string_view value_kind_name(ValueKind kind) {
   switch (kind) {
     case ValueKind::Tensor: return "tensor";

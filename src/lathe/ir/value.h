@@ -10,33 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "lathe/core/dtype.h"
 #include "lathe/ir/symbolic.h"
+#include "lathe/ir/tensor_meta.h"
 
 namespace lathe {
 
 class Node;
 class Graph;
-
-struct Device {
-  std::string type = "cpu";
-  std::optional<int64_t> index;
-  bool operator==(const Device&) const = default;
-};
-
-struct TensorMeta {
-  DType dtype = DType::Float32;
-  std::vector<SymDim> sizes;
-  bool requires_grad = false;
-  Device device;
-  std::vector<SymDim> strides;
-  SymDim storage_offset;
-  int64_t layout = 7;  // schema Layout; 7 = Strided
-  bool operator==(const TensorMeta&) const = default;
-
-  // Sizes if every dimension is concrete.
-  std::optional<std::vector<int64_t>> concrete_sizes() const;
-};
 
 enum class ValueKind { Tensor, SymInt, SymBool, SymFloat, CustomObj, Token };
 
@@ -65,9 +45,10 @@ class Value {
   static constexpr uint32_t kNotAnInput = UINT32_MAX;
   uint32_t input_index() const { return input_index_; }
 
-  // Tensor metadata (tensors only).
-  const std::optional<TensorMeta>& meta() const { return meta_; }
-  void set_meta(TensorMeta meta) { meta_ = std::move(meta); }
+  // Tensor metadata (tensors only), interned (tensor_meta.h).
+  MetaRef meta() const { return meta_; }
+  void set_meta(MetaRef meta) { meta_ = meta; }
+  void set_meta(const TensorMeta& meta) { meta_ = intern_tensor_meta(meta); }
   using Sym = std::variant<SymDim, SymBoolValue, SymFloatValue>;
   // Symbolic value description (sym ints/bools/floats), as recorded in the
   // graph's sym_*_values tables.
@@ -103,7 +84,7 @@ class Value {
   inline static const std::optional<Sym> kNoSym;
   inline static const std::string kNoClass;
 
-  std::optional<TensorMeta> meta_;
+  MetaRef meta_;
   std::unique_ptr<Extra> extra_;
   std::vector<Use> uses_;
 };

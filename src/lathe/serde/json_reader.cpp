@@ -168,15 +168,15 @@ size_t TensorMetaCache::TextHash::operator()(std::string_view s) const {
   return static_cast<size_t>(h);
 }
 
-Result<const TensorMeta*> TensorMetaCache::get(const Reader& r, Value& v, const JsonPath& p) {
+Result<MetaRef> TensorMetaCache::get(const Reader& r, Value& v, const JsonPath& p) {
   LATHE_ASSIGN_OR_RETURN(std::string_view text, r.raw_view(v, p));
-  if (const TensorMeta* const* known = index_.find(text)) return *known;
+  if (const MetaRef* known = index_.find(text)) return *known;
   // Decoded from its text (a view inside the document, so the document's
   // padding follows it).
   LATHE_ASSIGN_OR_RETURN(auto doc, Document::parse(text, r.origin(), simdjson::SIMDJSON_PADDING));
   LATHE_ASSIGN_OR_RETURN(Value root, doc->root());
   LATHE_ASSIGN_OR_RETURN(TensorMeta meta, r.tensor_meta(root, p));
-  const TensorMeta* kept = &metas_.emplace_back(std::move(meta));
+  const MetaRef kept = intern_tensor_meta(meta);
   index_.emplace(text, kept);
   return kept;
 }

@@ -125,15 +125,15 @@ class Reader {
 // their text and copied. Keys view the document: a cache lives no longer.
 class TensorMetaCache {
  public:
-  Result<const TensorMeta*> get(const Reader& r, Value& v, const JsonPath& p);
+  // The interned metadata the member `v` spells.
+  Result<MetaRef> get(const Reader& r, Value& v, const JsonPath& p);
 
  private:
   // A quick hash of a short text (~200 bytes), eight bytes at a time.
   struct TextHash {
     size_t operator()(std::string_view s) const;
   };
-  std::deque<TensorMeta> metas_;  // stable addresses
-  FlatMap<std::string_view, const TensorMeta*, TextHash> index_;
+  FlatMap<std::string_view, MetaRef, TextHash> index_;
 };
 
 template <typename Fn>

@@ -705,14 +705,14 @@ Status ProgramDecoder::decode_graph_input(JValue& in, const JsonPath& ap, GraphS
 // names no tensor of this graph, or one already described, is ignored.
 Status ProgramDecoder::decode_tensor_values(JValue& v, const JsonPath& p, GraphState& s) {
   return r_.for_each_member(v, p, [&](std::string_view name, JValue& x, const JsonPath& mp) -> Status {
-    LATHE_ASSIGN_OR_RETURN(const TensorMeta* meta, metas_.get(r_, x, mp));
+    LATHE_ASSIGN_OR_RETURN(MetaRef meta, metas_.get(r_, x, mp));
     lathe::Value* t = nullptr;
     if (s.next_tensor < s.tensors.size() && s.tensors[s.next_tensor]->name() == name) {
       t = s.tensors[s.next_tensor++];
     } else {
       t = s.g.find_value(name);
     }
-    if (t && t->kind() == ValueKind::Tensor && !t->meta()) t->set_meta(*meta);
+    if (t && t->kind() == ValueKind::Tensor && !t->meta()) t->set_meta(meta);
     return Status::Ok();
   });
 }
