@@ -95,8 +95,35 @@ Status ZipWriter::add(std::string_view name, const FileExtent& extent) {
   return end_entry(entry, *extent.crc32);
 }
 
-Result<ZipWriter::Entry> ZipWriter::begin_entry(std::string_view name, uint64_t size) {
-  Entry e{name, size, sink_.position() - start_};
+Status ZipWriter::add_streamed(std::string_view name, const ByteSource::Producer& produce) {
+  LATHE_RETURN_IF_ERROR(check_name(name));
+  Entry entry{name, 0, sink_.position() - start_};
+  bool started = false;  // the header goes out with the first byte
+  uint32_t crc = 0;
+  Status data_written = produce([&](std::span<const std::byte> chunk) -> Status {
+    if (chunk.empty()) return Status::Ok();
+    if (chunk.size() >= kMax32 - entry.size) {
+      return make_error("reached 4 GiB, more than an entry written as it is produced can hold (its local header "
+                        "went out before its size was known, without the zip64 field such a size needs)");
+    }
+    if (!started) LATHE_RETURN_IF_ERROR(write_local_header(entry, 1));  // any size in [1, 4 GiB) has this header
+    started = true;
+    crc = crc32_update(crc, chunk);
+    entry.size += chunk.size();
+    return sink_.write(chunk);
+  });
+  if (!data_written.ok() && !started) {
+    // Nothing went out: the producer's own refusal (a program the schema
+    // asked for cannot express), and the archive is as it was.
+    names_.erase(std::string(name));
+    return data_written;
+  }
+  if (data_written.ok() && !started) data_written = write_local_header(entry, 0);
+  if (!data_written.ok()) return fail("entry " + zip_detail::quoted(name) + ": " + data_written.error().message());
+  return end_entry(entry, crc);
+}
+
+Status ZipWriter::check_name(std::string_view name) {
   auto quoted = [&] { return zip_detail::quoted(name); };  // for messages only
   if (finished_) return make_error("zip writer: cannot add entry " + quoted() + " after finish()");
   if (failed_)
@@ -108,6 +135,21 @@ Result<ZipWriter::Entry> ZipWriter::begin_entry(std::string_view name, uint64_t 
   if (!names_.emplace(name).second) {
     return make_error("zip writer: duplicate entry name " + quoted());
   }
+  return Status::Ok();
+}
+
+Result<ZipWriter::Entry> ZipWriter::begin_entry(std::string_view name, uint64_t size) {
+  LATHE_RETURN_IF_ERROR(check_name(name));
+  Entry e{name, size, sink_.position() - start_};
+  Status head_written = write_local_header(e, size);
+  if (!head_written.ok()) {
+    return fail("entry " + zip_detail::quoted(name) + ": " + head_written.error().message()).error();
+  }
+  return e;
+}
+
+Status ZipWriter::write_local_header(Entry& e, uint64_t size) {
+  const std::string_view name = e.name;
   const auto name_len = static_cast<uint16_t>(name.size());
   const Layout layout(size, e.offset);
   // Local zip64 extra field: present exactly when miniz writes one (and
@@ -148,13 +190,12 @@ Result<ZipWriter::Entry> ZipWriter::begin_entry(std::string_view name, uint64_t 
   put16(head, kPaddingExtraId);
   put16(head, pad);
   head.insert(head.end(), pad, std::byte{'Z'});
-  Status head_written = sink_.write(as_bytes(head));
-  if (!head_written.ok()) return fail("entry " + quoted() + ": " + head_written.error().message()).error();
-  return e;
+  return sink_.write(as_bytes(head));
 }
 
 Status ZipWriter::end_entry(const Entry& e, uint32_t crc) {
   last_crc_ = crc;
+  last_size_ = e.size;
   const Layout layout(e.size, e.offset);
   // Data descriptor: 8-byte sizes exactly when the local header has a zip64
   // extra field (APPNOTE 4.3.9.1).
