@@ -1,6 +1,9 @@
 #include "lathe/archive/zip_writer.h"
 
 #include <algorithm>
+#include <bit>
+#include <cstring>
+#include <unordered_set>
 
 #include "lathe/archive/crc32.h"
 #include "lathe/archive/zip_format.h"
@@ -112,12 +115,9 @@ Status ZipWriter::add_streamed(std::string_view name, const ByteSource::Producer
     entry.size += chunk.size();
     return sink_.write(chunk);
   });
-  if (!data_written.ok() && !started) {
-    // Nothing went out: the producer's own refusal (a program the schema
-    // asked for cannot express), and the archive is as it was.
-    names_.erase(std::string(name));
-    return data_written;
-  }
+  // Nothing went out: the producer's own refusal (a program the schema asked
+  // for cannot express), and the archive is as it was.
+  if (!data_written.ok() && !started) return data_written;
   if (data_written.ok() && !started) data_written = write_local_header(entry, 0);
   if (!data_written.ok()) return fail("entry " + zip_detail::quoted(name) + ": " + data_written.error().message());
   return end_entry(entry, crc);
@@ -132,10 +132,42 @@ Status ZipWriter::check_name(std::string_view name) {
   // still usable afterwards.
   if (auto problem = name_problem(name))
     return make_error("zip writer: entry " + quoted() + ": " + *problem);
-  if (!names_.emplace(name).second) {
+  if (has_name(name, std::hash<std::string_view>{}(name))) {
     return make_error("zip writer: duplicate entry name " + quoted());
   }
   return Status::Ok();
+}
+
+std::string_view ZipWriter::name_of(uint32_t entry) const {
+  const NameRef& r = names_[entry];
+  return {reinterpret_cast<const char*>(central_.data() + r.offset), r.size};
+}
+
+bool ZipWriter::has_name(std::string_view name, uint64_t hash) const {
+  if (name_slots_.empty()) return false;
+  const size_t mask = name_slots_.size() - 1;
+  for (size_t i = hash & mask;; i = (i + 1) & mask) {
+    const uint32_t slot = name_slots_[i];
+    if (slot == 0) return false;
+    if (names_[slot - 1].hash == hash && name_of(slot - 1) == name) return true;
+  }
+}
+
+void ZipWriter::index_name(uint64_t offset_in_central, std::string_view name) {
+  const uint64_t hash = std::hash<std::string_view>{}(name);
+  names_.push_back(NameRef{offset_in_central, hash, static_cast<uint16_t>(name.size())});
+  if (2 * names_.size() > name_slots_.size()) {  // at most half full: short probes
+    name_slots_.assign(std::bit_ceil(std::max<size_t>(64, 4 * names_.size())), 0);  // a power of two
+    for (uint32_t e = 0; e + 1 < names_.size(); ++e) {
+      size_t i = names_[e].hash & (name_slots_.size() - 1);
+      while (name_slots_[i] != 0) i = (i + 1) & (name_slots_.size() - 1);
+      name_slots_[i] = e + 1;
+    }
+  }
+  const size_t mask = name_slots_.size() - 1;
+  size_t i = hash & mask;
+  while (name_slots_[i] != 0) i = (i + 1) & mask;
+  name_slots_[i] = static_cast<uint32_t>(names_.size());
 }
 
 Result<ZipWriter::Entry> ZipWriter::begin_entry(std::string_view name, uint64_t size) {
@@ -234,6 +266,7 @@ Status ZipWriter::end_entry(const Entry& e, uint32_t crc) {
   put16(central_, 0);  // internal attributes
   put32(central_, 0);  // external attributes
   put32(central_, static_cast<uint32_t>(std::min<uint64_t>(e.offset, kMax32)));
+  index_name(central_.size(), e.name);
   append_name(central_, e.name);
   if (layout.zip64()) {
     put16(central_, kZip64ExtraId);
@@ -288,7 +321,8 @@ Status ZipWriter::finish() {
   finished_ = true;
   central_.clear();
   central_.shrink_to_fit();
-  names_.clear();
+  names_ = {};
+  name_slots_ = {};
   return Status::Ok();
 }
 
@@ -303,14 +337,28 @@ std::string twenty_digits(uint64_t v) {
 }
 }  // namespace
 
-void SerializationId::add(const std::string& record_name, uint32_t crc, uint64_t size) {
-  names_.insert(record_name);
+void SerializationId::add(std::string_view record_name, uint32_t crc, uint64_t size) {
+  constexpr size_t kBlock = 64 << 10;
+  const size_t n = record_name.size();
+  if (n > block_left_) {
+    block_left_ = std::max(kBlock, n);
+    blocks_.push_back(std::make_unique<char[]>(block_left_));
+    next_ = blocks_.back().get();
+  }
+  if (n > 0) std::memcpy(next_, record_name.data(), n);
+  names_.emplace_back(next_, n);
+  next_ += n;
+  block_left_ -= n;
   if (size > 0) combined_crc_ = hash_combine(combined_crc_, crc);
 }
 
 std::string SerializationId::str() const {
+  // PyTorch's std::unordered_set<std::string>, filled in the same order:
+  // its iteration order decides the combination.
+  std::unordered_set<std::string_view> set;
+  for (std::string_view n : names_) set.insert(n);
   uint64_t combined_names = 0;
-  for (const std::string& n : names_) combined_names = hash_combine(combined_names, std::hash<std::string>{}(n));
+  for (std::string_view n : set) combined_names = hash_combine(combined_names, std::hash<std::string_view>{}(n));
   return twenty_digits(combined_names) + twenty_digits(combined_crc_);
 }
 

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
+#include <unordered_set>
 
 #include "lathe/archive/crc32.h"
 #include "lathe/archive/zip_format.h"
@@ -401,6 +402,48 @@ TEST(ZipWriter, StreamedEntryOf4GiBFailsNamingIt) {
   EXPECT_NE(s.error().message().find("entry 'archive/models/model.json': reached 4 GiB"), std::string::npos)
       << s.error().message();
   EXPECT_FALSE(w.finish().ok());
+}
+
+// The duplicate check across many entries (its table grows several times):
+// every name written is refused again, a new one is not.
+TEST(ZipWriter, RefusesDuplicatesAmongManyEntries) {
+  MemorySink sink;
+  ZipWriter w(sink);
+  for (int i = 0; i < 3000; ++i) ASSERT_TRUE(w.add("archive/data/weights/weight_" + std::to_string(i), std::string("x")).ok());
+  for (int i = 0; i < 3000; i += 7) {
+    Status s = w.add("archive/data/weights/weight_" + std::to_string(i), std::string("y"));
+    ASSERT_FALSE(s.ok()) << i;
+    EXPECT_EQ(s.error().message(), "zip writer: duplicate entry name 'archive/data/weights/weight_" + std::to_string(i) + "'");
+  }
+  EXPECT_TRUE(w.add("archive/data/weights/weight_3000", std::string("x")).ok());
+  EXPECT_TRUE(w.finish().ok());
+}
+
+// SerializationId over PyTorch's own container, std::unordered_set<std::string>
+// filled in the same order (what it held before its names moved into
+// blocks; MatchesPyTorchOnRealArchives checks that against PyTorch): the
+// same id for 20,000 records, a repeated name, and an empty one.
+TEST(SerializationId, SameIdAsAStringSetOverManyRecords) {
+  std::vector<std::string> names = {"byteorder", "", "data/weights/model_weights_config.json"};
+  for (int i = 0; i < 20000; ++i) names.push_back("data/weights/weight_" + std::to_string(i));
+  names.push_back("byteorder");
+  names.push_back(std::string(70000, 'n'));  // longer than a block
+  SerializationId id;
+  std::unordered_set<std::string> reference;
+  uint64_t crcs = 0;
+  auto combine = [](uint64_t seed, uint64_t v) { return seed ^ (v + 0x9e3779b9 + (seed << 6) + (seed >> 2)); };
+  for (size_t i = 0; i < names.size(); ++i) {
+    const uint32_t crc = static_cast<uint32_t>(i * 2654435761u);
+    id.add(names[i], crc, i % 5);
+    reference.insert(names[i]);
+    if (i % 5 > 0) crcs = combine(crcs, crc);
+  }
+  uint64_t hashes = 0;
+  for (const std::string& n : reference) hashes = combine(hashes, std::hash<std::string>{}(n));
+  char expected[41];
+  std::snprintf(expected, sizeof expected, "%020llu%020llu", static_cast<unsigned long long>(hashes),
+                static_cast<unsigned long long>(crcs));
+  EXPECT_EQ(id.str(), expected);
 }
 
 // More than 65535 entries: the classic EOCD saturates its counts and readers
