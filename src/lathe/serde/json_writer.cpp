@@ -97,7 +97,7 @@ constexpr size_t kRoomStep = 64 << 10;
 
 Writer::Writer(std::string& out) : out_(&out), data_(nullptr), used_(out.size()), capacity_(out.size()) {}
 
-Writer::Writer(const ByteSource::Sink& sink) : sink_(&sink), chunk_(kChunk), data_(chunk_.data()), used_(0), capacity_(kChunk) {}
+Writer::Writer(ByteSource::Sink sink) : sink_(std::move(sink)), chunk_(kChunk), data_(chunk_.data()), used_(0), capacity_(kChunk) {}
 
 Writer::~Writer() {
   if (out_ != nullptr) out_->resize(used_);
@@ -119,12 +119,12 @@ void Writer::grow(size_t n) {
 }
 
 void Writer::flush() {
-  if (used_ > 0 && status_.ok()) status_ = (*sink_)(std::as_bytes(std::span<const char>(data_, used_)));
+  if (used_ > 0 && status_.ok()) status_ = sink_(std::as_bytes(std::span<const char>(data_, used_)));
   used_ = 0;
 }
 
 Status Writer::finish() {
-  if (sink_ != nullptr) flush();
+  if (out_ == nullptr) flush();
   return status_;
 }
 

@@ -33,7 +33,7 @@ class Writer {
   // Hands the text to `sink` in consecutive pieces of about kChunk bytes
   // (a single token longer than that, a long string, in one piece); the
   // last piece goes at finish(). After the sink fails the rest is dropped.
-  explicit Writer(const ByteSource::Sink& sink);
+  explicit Writer(ByteSource::Sink sink);
   static constexpr size_t kChunk = 64 << 10;
   // Gives `out` its final length (the writer keeps spare room while it runs).
   ~Writer();
@@ -116,7 +116,7 @@ class Writer {
   // of a capacity check per character); used_ is the written length.
   std::string* out_ = nullptr;
   // Streaming: the chunk being filled, and the first error of the sink.
-  const ByteSource::Sink* sink_ = nullptr;
+  ByteSource::Sink sink_;
   std::vector<char> chunk_;
   Status status_;
   char* data_;

@@ -8,6 +8,7 @@
 #include "lathe/archive/zip_reader.h"
 #include "lathe/archive/zip_writer.h"
 #include "lathe/serde/json_writer.h"
+#include "lathe/serde/payload_config.h"
 #include "lathe/serde/program_json.h"
 #include "lathe/serde/pt2.h"
 #include "support/testing.h"
@@ -117,6 +118,49 @@ TEST(JsonWriterStream, ArchiveEntryHasTheTextItsCrcAndTheSerializationId) {
     else id.add(rel, e.crc32, e.size);
   }
   EXPECT_EQ(stored_id, id.str());
+}
+
+// A payload config written straight from the tensors is the one encoded
+// from PayloadMeta with payload_tensor_meta (the DOM-checked form,
+// json_writer_equivalence_test): every fixture's state, and tensors with
+// odd strides, offsets, dtypes and requires_grad.
+TEST(JsonWriterStream, PayloadConfigFromTensorsIsTheEncodedOne) {
+  std::vector<std::pair<std::string, Tensor>> tensors;
+  for (const std::string& name : testing::fixture_names()) {
+    Program p = read_fixture(name + ".pt2");
+    for (const Method& m : p.methods) {
+      for (const NamedTensors* state : {&m.program->parameters, &m.program->buffers, &m.program->constants}) {
+        for (const auto& [fqn, t] : *state) tensors.emplace_back(name + "." + fqn, t);
+      }
+    }
+  }
+  Tensor odd = Tensor::empty(DType::BFloat16, {3, 4, 5});
+  odd.strides = {1, 3, 12};
+  odd.storage_offset = 7;
+  odd.requires_grad = true;
+  tensors.emplace_back("odd \"name\"\n", odd);
+  tensors.emplace_back("scalar", Tensor::empty(DType::Int64, {}));
+  ASSERT_GT(tensors.size(), 100u);
+
+  PayloadConfig config;
+  std::string streamed;
+  size_t pieces = 0;
+  PayloadConfigWriter w([&](std::span<const std::byte> piece) {
+    streamed += str(piece);
+    ++pieces;
+    return Status::Ok();
+  });
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const auto& [fqn, t] = tensors[i];
+    const std::string path = "weight_" + std::to_string(i);
+    config.emplace_back(fqn, PayloadMeta{path, i % 2 == 0, false, payload_tensor_meta(t)});
+    w.tensor(fqn, path, i % 2 == 0, t);
+  }
+  config.emplace_back("obj", PayloadMeta{"custom_obj_0", false, true, std::nullopt});
+  w.entry("obj", config.back().second);
+  ASSERT_TRUE(w.finish().ok());
+  EXPECT_EQ(streamed, encode_payload_config(config));
+  EXPECT_GE(pieces, 2u);
 }
 
 }  // namespace
