@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <memory_resource>
 #include <unordered_set>
 
 #include "lathe/archive/crc32.h"
@@ -354,8 +355,10 @@ void SerializationId::add(std::string_view record_name, uint32_t crc, uint64_t s
 
 std::string SerializationId::str() const {
   // PyTorch's std::unordered_set<std::string>, filled in the same order:
-  // its iteration order decides the combination.
-  std::unordered_set<std::string_view> set;
+  // its iteration order decides the combination. Its nodes come from a pool
+  // (the same table, only not a malloc and free per record).
+  std::pmr::monotonic_buffer_resource pool;
+  std::pmr::unordered_set<std::string_view> set(&pool);
   for (std::string_view n : names_) set.insert(n);
   uint64_t combined_names = 0;
   for (std::string_view n : set) combined_names = hash_combine(combined_names, std::hash<std::string_view>{}(n));
