@@ -37,7 +37,9 @@ class Encoder {
   void graph_module(const ExportedProgram& ep);
 
   // {"name": ...} for a value (an empty name for none).
-  void name(const Value* v) { w_.begin_object().key("name").string(v ? v->name() : std::string()).end_object(); }
+  void name(const Value* v) {
+    w_.begin_object().key("name").string(v ? std::string_view(v->name()) : std::string_view()).end_object();
+  }
   // Before 8.3 `as_none` was an empty tuple, written [].
   void none() {
     if (has(SchemaFeature::AsNoneBool)) w_.boolean(true);
@@ -159,8 +161,8 @@ class Encoder {
   }
   // {"name": ..., "class_fqn": ...}
   void custom_obj(const Value* v) {
-    w_.begin_object().key("name").string(v ? v->name() : std::string());
-    w_.key("class_fqn").string(v ? v->class_fqn() : std::string()).end_object();
+    w_.begin_object().key("name").string(v ? std::string_view(v->name()) : std::string_view());
+    w_.key("class_fqn").string(v ? std::string_view(v->class_fqn()) : std::string_view()).end_object();
   }
 
   int64_t minor_;
