@@ -1,6 +1,10 @@
 #include "lathe/archive/zip_writer.h"
 
 #include <algorithm>
+#include <bit>
+#include <cstring>
+#include <memory_resource>
+#include <unordered_set>
 
 #include "lathe/archive/crc32.h"
 #include "lathe/archive/zip_format.h"
@@ -46,6 +50,21 @@ constexpr uint16_t kCentralMadeBy = 0;
 std::span<const std::byte> as_bytes(const std::vector<std::byte>& v) {
   return {v.data(), v.size()};
 }
+
+// Header fields gathered on the stack (put16/put32/put64 append to it as to
+// a vector) and appended in one go: an insert into a vector per field was
+// most of what the headers of 20,000 small entries cost.
+struct Fields {
+  using value_type = std::byte;
+  std::byte bytes[64];
+  size_t size = 0;
+  std::byte* end() { return bytes + size; }
+  void insert(std::byte* at, const std::byte* first, const std::byte* last) {
+    std::memcpy(at, first, static_cast<size_t>(last - first));
+    size += static_cast<size_t>(last - first);
+  }
+  void append_to(std::vector<std::byte>& out) const { out.insert(out.end(), bytes, bytes + size); }
+};
 
 }  // namespace
 
@@ -95,8 +114,32 @@ Status ZipWriter::add(std::string_view name, const FileExtent& extent) {
   return end_entry(entry, *extent.crc32);
 }
 
-Result<ZipWriter::Entry> ZipWriter::begin_entry(std::string_view name, uint64_t size) {
-  Entry e{name, size, sink_.position() - start_};
+Status ZipWriter::add_streamed(std::string_view name, const ByteSource::Producer& produce) {
+  LATHE_RETURN_IF_ERROR(check_name(name));
+  Entry entry{name, 0, sink_.position() - start_};
+  bool started = false;  // the header goes out with the first byte
+  uint32_t crc = 0;
+  Status data_written = produce([&](std::span<const std::byte> chunk) -> Status {
+    if (chunk.empty()) return Status::Ok();
+    if (chunk.size() >= kMax32 - entry.size) {
+      return make_error("reached 4 GiB, more than an entry written as it is produced can hold (its local header "
+                        "went out before its size was known, without the zip64 field such a size needs)");
+    }
+    if (!started) LATHE_RETURN_IF_ERROR(write_local_header(entry, 1));  // any size in [1, 4 GiB) has this header
+    started = true;
+    crc = crc32_update(crc, chunk);
+    entry.size += chunk.size();
+    return sink_.write(chunk);
+  });
+  // Nothing went out: the producer's own refusal (a program the schema asked
+  // for cannot express), and the archive is as it was.
+  if (!data_written.ok() && !started) return data_written;
+  if (data_written.ok() && !started) data_written = write_local_header(entry, 0);
+  if (!data_written.ok()) return fail("entry " + zip_detail::quoted(name) + ": " + data_written.error().message());
+  return end_entry(entry, crc);
+}
+
+Status ZipWriter::check_name(std::string_view name) {
   auto quoted = [&] { return zip_detail::quoted(name); };  // for messages only
   if (finished_) return make_error("zip writer: cannot add entry " + quoted() + " after finish()");
   if (failed_)
@@ -105,9 +148,56 @@ Result<ZipWriter::Entry> ZipWriter::begin_entry(std::string_view name, uint64_t 
   // still usable afterwards.
   if (auto problem = name_problem(name))
     return make_error("zip writer: entry " + quoted() + ": " + *problem);
-  if (!names_.emplace(name).second) {
+  if (has_name(name, std::hash<std::string_view>{}(name))) {
     return make_error("zip writer: duplicate entry name " + quoted());
   }
+  return Status::Ok();
+}
+
+std::string_view ZipWriter::name_of(uint32_t entry) const {
+  const NameRef& r = names_[entry];
+  return {reinterpret_cast<const char*>(central_.data() + r.offset), r.size};
+}
+
+bool ZipWriter::has_name(std::string_view name, uint64_t hash) const {
+  if (name_slots_.empty()) return false;
+  const size_t mask = name_slots_.size() - 1;
+  for (size_t i = hash & mask;; i = (i + 1) & mask) {
+    const uint32_t slot = name_slots_[i];
+    if (slot == 0) return false;
+    if (names_[slot - 1].hash == hash && name_of(slot - 1) == name) return true;
+  }
+}
+
+void ZipWriter::index_name(uint64_t offset_in_central, std::string_view name) {
+  const uint64_t hash = std::hash<std::string_view>{}(name);
+  names_.push_back(NameRef{offset_in_central, hash, static_cast<uint16_t>(name.size())});
+  if (2 * names_.size() > name_slots_.size()) {  // at most half full: short probes
+    name_slots_.assign(std::bit_ceil(std::max<size_t>(64, 4 * names_.size())), 0);  // a power of two
+    for (uint32_t e = 0; e + 1 < names_.size(); ++e) {
+      size_t i = names_[e].hash & (name_slots_.size() - 1);
+      while (name_slots_[i] != 0) i = (i + 1) & (name_slots_.size() - 1);
+      name_slots_[i] = e + 1;
+    }
+  }
+  const size_t mask = name_slots_.size() - 1;
+  size_t i = hash & mask;
+  while (name_slots_[i] != 0) i = (i + 1) & mask;
+  name_slots_[i] = static_cast<uint32_t>(names_.size());
+}
+
+Result<ZipWriter::Entry> ZipWriter::begin_entry(std::string_view name, uint64_t size) {
+  LATHE_RETURN_IF_ERROR(check_name(name));
+  Entry e{name, size, sink_.position() - start_};
+  Status head_written = write_local_header(e, size);
+  if (!head_written.ok()) {
+    return fail("entry " + zip_detail::quoted(name) + ": " + head_written.error().message()).error();
+  }
+  return e;
+}
+
+Status ZipWriter::write_local_header(Entry& e, uint64_t size) {
+  const std::string_view name = e.name;
   const auto name_len = static_cast<uint16_t>(name.size());
   const Layout layout(size, e.offset);
   // Local zip64 extra field: present exactly when miniz writes one (and
@@ -124,42 +214,44 @@ Result<ZipWriter::Entry> ZipWriter::begin_entry(std::string_view name, uint64_t 
 
   std::vector<std::byte>& head = scratch_;
   head.clear();
-  put32(head, kLocalHeaderSig);
-  put16(head, layout.version());
-  put16(head, entry_flags(size));
-  put16(head, kMethodStored);
-  put16(head, 0);  // time
-  put16(head, 0);  // date
-  put32(head, 0);  // crc (in the data descriptor)
-  put32(head, 0);  // compressed size
-  put32(head, 0);  // uncompressed size
-  put16(head, name_len);
-  put16(head, extra_len);
+  Fields f;
+  put32(f, kLocalHeaderSig);
+  put16(f, layout.version());
+  put16(f, entry_flags(size));
+  put16(f, kMethodStored);
+  put16(f, 0);  // time
+  put16(f, 0);  // date
+  put32(f, 0);  // crc (in the data descriptor)
+  put32(f, 0);  // compressed size
+  put32(f, 0);  // uncompressed size
+  put16(f, name_len);
+  put16(f, extra_len);
+  f.append_to(head);
   append_name(head, name);
+  Fields x;
   if (layout.zip64()) {
-    put16(head, kZip64ExtraId);
-    put16(head, static_cast<uint16_t>(zip64_local_len - 4));
+    put16(x, kZip64ExtraId);
+    put16(x, static_cast<uint16_t>(zip64_local_len - 4));
     if (layout.big_size) {
-      put64(head, size);
-      put64(head, 0);
+      put64(x, size);
+      put64(x, 0);
     }
-    if (layout.big_offset) put64(head, e.offset);
+    if (layout.big_offset) put64(x, e.offset);
   }
-  put16(head, kPaddingExtraId);
-  put16(head, pad);
+  put16(x, kPaddingExtraId);
+  put16(x, pad);
+  x.append_to(head);
   head.insert(head.end(), pad, std::byte{'Z'});
-  Status head_written = sink_.write(as_bytes(head));
-  if (!head_written.ok()) return fail("entry " + quoted() + ": " + head_written.error().message()).error();
-  return e;
+  return sink_.write(as_bytes(head));
 }
 
 Status ZipWriter::end_entry(const Entry& e, uint32_t crc) {
   last_crc_ = crc;
+  last_size_ = e.size;
   const Layout layout(e.size, e.offset);
   // Data descriptor: 8-byte sizes exactly when the local header has a zip64
   // extra field (APPNOTE 4.3.9.1).
-  std::vector<std::byte>& descriptor = scratch_;
-  descriptor.clear();
+  Fields descriptor;
   if (e.size > 0) {
     put32(descriptor, kDataDescriptorSig);
     put32(descriptor, crc);
@@ -171,37 +263,42 @@ Status ZipWriter::end_entry(const Entry& e, uint32_t crc) {
       put32(descriptor, static_cast<uint32_t>(e.size));
     }
   }
-  Status s = sink_.write(as_bytes(descriptor));
+  Status s = sink_.write(std::span<const std::byte>(descriptor.bytes, descriptor.size));
   if (!s.ok()) return fail("entry " + zip_detail::quoted(e.name) + ": " + s.error().message());
 
   // Central directory entry, kept until finish().
   const uint16_t zip64_central_len = layout.zip64_extra_len();
-  put32(central_, kCentralHeaderSig);
-  put16(central_, kCentralMadeBy);
-  put16(central_, layout.version());  // needed
-  put16(central_, entry_flags(e.size));
-  put16(central_, kMethodStored);
-  put16(central_, 0);
-  put16(central_, 0);
-  put32(central_, crc);
-  put32(central_, static_cast<uint32_t>(std::min<uint64_t>(e.size, kMax32)));
-  put32(central_, static_cast<uint32_t>(std::min<uint64_t>(e.size, kMax32)));
-  put16(central_, static_cast<uint16_t>(e.name.size()));
-  put16(central_, zip64_central_len);
-  put16(central_, 0);  // comment
-  put16(central_, 0);  // disk
-  put16(central_, 0);  // internal attributes
-  put32(central_, 0);  // external attributes
-  put32(central_, static_cast<uint32_t>(std::min<uint64_t>(e.offset, kMax32)));
+  Fields c;
+  put32(c, kCentralHeaderSig);
+  put16(c, kCentralMadeBy);
+  put16(c, layout.version());  // needed
+  put16(c, entry_flags(e.size));
+  put16(c, kMethodStored);
+  put16(c, 0);
+  put16(c, 0);
+  put32(c, crc);
+  put32(c, static_cast<uint32_t>(std::min<uint64_t>(e.size, kMax32)));
+  put32(c, static_cast<uint32_t>(std::min<uint64_t>(e.size, kMax32)));
+  put16(c, static_cast<uint16_t>(e.name.size()));
+  put16(c, zip64_central_len);
+  put16(c, 0);  // comment
+  put16(c, 0);  // disk
+  put16(c, 0);  // internal attributes
+  put32(c, 0);  // external attributes
+  put32(c, static_cast<uint32_t>(std::min<uint64_t>(e.offset, kMax32)));
+  c.append_to(central_);
+  index_name(central_.size(), e.name);
   append_name(central_, e.name);
   if (layout.zip64()) {
-    put16(central_, kZip64ExtraId);
-    put16(central_, static_cast<uint16_t>(zip64_central_len - 4));
+    Fields x;
+    put16(x, kZip64ExtraId);
+    put16(x, static_cast<uint16_t>(zip64_central_len - 4));
     if (layout.big_size) {
-      put64(central_, e.size);
-      put64(central_, e.size);
+      put64(x, e.size);
+      put64(x, e.size);
     }
-    if (layout.big_offset) put64(central_, e.offset);
+    if (layout.big_offset) put64(x, e.offset);
+    x.append_to(central_);
   }
   ++count_;
   return Status::Ok();
@@ -247,7 +344,8 @@ Status ZipWriter::finish() {
   finished_ = true;
   central_.clear();
   central_.shrink_to_fit();
-  names_.clear();
+  names_ = {};
+  name_slots_ = {};
   return Status::Ok();
 }
 
@@ -262,14 +360,30 @@ std::string twenty_digits(uint64_t v) {
 }
 }  // namespace
 
-void SerializationId::add(const std::string& record_name, uint32_t crc, uint64_t size) {
-  names_.insert(record_name);
+void SerializationId::add(std::string_view record_name, uint32_t crc, uint64_t size) {
+  constexpr size_t kBlock = 64 << 10;
+  const size_t n = record_name.size();
+  if (n > block_left_) {
+    block_left_ = std::max(kBlock, n);
+    blocks_.push_back(std::make_unique<char[]>(block_left_));
+    next_ = blocks_.back().get();
+  }
+  if (n > 0) std::memcpy(next_, record_name.data(), n);
+  names_.emplace_back(next_, n);
+  next_ += n;
+  block_left_ -= n;
   if (size > 0) combined_crc_ = hash_combine(combined_crc_, crc);
 }
 
 std::string SerializationId::str() const {
+  // PyTorch's std::unordered_set<std::string>, filled in the same order:
+  // its iteration order decides the combination. Its nodes come from a pool
+  // (the same table, only not a malloc and free per record).
+  std::pmr::monotonic_buffer_resource pool;
+  std::pmr::unordered_set<std::string_view> set(&pool);
+  for (std::string_view n : names_) set.insert(n);
   uint64_t combined_names = 0;
-  for (const std::string& n : names_) combined_names = hash_combine(combined_names, std::hash<std::string>{}(n));
+  for (std::string_view n : set) combined_names = hash_combine(combined_names, std::hash<std::string_view>{}(n));
   return twenty_digits(combined_names) + twenty_digits(combined_crc_);
 }
 

@@ -23,7 +23,7 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_set>
+#include <memory>
 #include <vector>
 
 #include "lathe/core/atomic_file.h"
@@ -48,6 +48,14 @@ class ZipWriter {
   // archive without holding it whole); `size` must be what they add up to.
   Status add(std::string_view name, const ByteSource& source);
   Status add(std::string_view name, uint64_t size, const ByteSource::Producer& produce);
+  // Bytes whose size is known only once they have all been produced (JSON
+  // encoded straight into the entry, never held whole). The local header,
+  // written before the data, is the one a known size below 4 GiB gets; so
+  // an entry reaching 4 GiB (0xFFFFFFFF bytes, which needs zip64 sizes in
+  // that header) fails, naming it, and leaves the archive unfinishable. A
+  // producer failing before its first byte leaves the archive as it was and
+  // its error as it is.
+  Status add_streamed(std::string_view name, const ByteSource::Producer& produce);
   // Bytes of a mapped file, copied file to file (FileSink::copy) with the
   // CRC-32 the extent carries; without one they are read and checksummed.
   Status add(std::string_view name, const FileExtent& extent);
@@ -57,6 +65,8 @@ class ZipWriter {
   uint64_t entry_count() const { return count_; }
   // CRC-32 of the data of the entry added last (0 before any).
   uint32_t last_crc() const { return last_crc_; }
+  // Its size.
+  uint64_t last_size() const { return last_size_; }
 
  private:
   // An entry between its local header and its data descriptor.
@@ -67,17 +77,35 @@ class ZipWriter {
   };
   // Checks the name and writes the local header.
   Result<Entry> begin_entry(std::string_view name, uint64_t size);
+  // Refuses a name that is unsafe, a duplicate, or comes too late.
+  Status check_name(std::string_view name);
+  // The local header of an entry of `size` bytes starting here (the sink's
+  // error as it is).
+  Status write_local_header(Entry& e, uint64_t size);
   // Writes the data descriptor and keeps the central directory entry.
   Status end_entry(const Entry& entry, uint32_t crc);
   Status fail(const std::string& what);
+  // The duplicate check: the names written so far are read where the
+  // central directory holds them (no heap string per entry), found through
+  // an open-addressing table of entry numbers.
+  bool has_name(std::string_view name, uint64_t hash) const;
+  void index_name(uint64_t offset_in_central, std::string_view name);
+  std::string_view name_of(uint32_t entry) const;
 
   FileSink& sink_;
   std::vector<std::byte> scratch_;  // a header or descriptor being written
   uint64_t start_;
   uint64_t count_ = 0;
   uint32_t last_crc_ = 0;
+  uint64_t last_size_ = 0;
   std::vector<std::byte> central_;
-  std::unordered_set<std::string> names_;
+  struct NameRef {
+    uint64_t offset;  // in central_
+    uint64_t hash;
+    uint16_t size;
+  };
+  std::vector<NameRef> names_;          // per entry, in order
+  std::vector<uint32_t> name_slots_;    // entry number + 1; 0 is free
   bool finished_ = false;
   bool failed_ = false;
 };
@@ -94,13 +122,21 @@ class ZipWriter {
 // itself is not counted. PyTorch picks the CRCs out of the data descriptors
 // as they are written, so an empty record (miniz writes it without one)
 // adds its name but no CRC.
+//
+// The set is built in str(), from the names in the order they were added:
+// the same insertions give the same table, so the same iteration order.
+// Names are kept in blocks, not a heap string each, and hashed as
+// std::string_view, which libstdc++ hashes exactly as std::string.
 class SerializationId {
  public:
-  void add(const std::string& record_name, uint32_t crc, uint64_t size);
+  void add(std::string_view record_name, uint32_t crc, uint64_t size);
   std::string str() const;
 
  private:
-  std::unordered_set<std::string> names_;
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  char* next_ = nullptr;  // free room in the last block
+  size_t block_left_ = 0;
+  std::vector<std::string_view> names_;
   uint64_t combined_crc_ = 0;
 };
 

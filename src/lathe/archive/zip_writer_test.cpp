@@ -9,7 +9,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
+#include <unordered_set>
 
+#include "lathe/archive/crc32.h"
 #include "lathe/archive/zip_format.h"
 #include "lathe/archive/zip_reader.h"
 #include "lathe/archive/zip_test_util.h"
@@ -310,6 +312,138 @@ TEST(ZipWriter, ReportsSinkErrorsAndStops) {
   Status f = w.finish();
   ASSERT_FALSE(f.ok());
   EXPECT_EQ(f.error().message(), "zip writer: cannot finish after an earlier write failed");
+}
+
+// An entry streamed in pieces of uneven sizes (some empty) is the entry
+// added whole: the same archive bytes, CRC and size. Empty, it is an empty
+// entry (no data descriptor, as miniz writes it).
+TEST(ZipWriter, StreamedEntryIsTheEntryAddedWhole) {
+  for (size_t n : {size_t{0}, size_t{1}, size_t{70000}}) {
+    SCOPED_TRACE(n);
+    const Bytes data = pattern(n, 3);
+    MemorySink whole_sink, streamed_sink;
+    ZipWriter whole(whole_sink), streamed(streamed_sink);
+    ASSERT_TRUE(whole.add("a", std::string("x")).ok());
+    ASSERT_TRUE(streamed.add("a", std::string("x")).ok());
+    ASSERT_TRUE(whole.add("models/m.json", data).ok());
+    Status s = streamed.add_streamed("models/m.json", [&](const ByteSource::Sink& sink) -> Status {
+      std::span<const std::byte> rest(data);
+      for (size_t piece = 1; !rest.empty(); piece = piece * 3 + 7) {
+        LATHE_RETURN_IF_ERROR(sink(rest.first(0)));
+        const size_t k = std::min(piece, rest.size());
+        LATHE_RETURN_IF_ERROR(sink(rest.first(k)));
+        rest = rest.subspan(k);
+      }
+      return Status::Ok();
+    });
+    ASSERT_TRUE(s.ok()) << s.error().message();
+    EXPECT_EQ(streamed.last_crc(), whole.last_crc());
+    EXPECT_EQ(streamed.last_crc(), crc32_update(0, data));
+    EXPECT_EQ(streamed.last_size(), n);
+    ASSERT_TRUE(whole.finish().ok());
+    ASSERT_TRUE(streamed.finish().ok());
+    EXPECT_EQ(streamed_sink.bytes(), whole_sink.bytes());
+  }
+}
+
+// A producer refusing before its first byte leaves the archive as it was:
+// its own message, the name free again, nothing written.
+TEST(ZipWriter, StreamedEntryRefusedBeforeItsFirstByteWritesNothing) {
+  MemorySink sink;
+  ZipWriter w(sink);
+  ASSERT_TRUE(w.add("a", std::string("x")).ok());
+  const uint64_t before = sink.position();
+  Status s = w.add_streamed("m.json", [](const ByteSource::Sink&) { return Status(make_error("cannot express it")); });
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message(), "cannot express it");
+  EXPECT_EQ(sink.position(), before);
+  ASSERT_TRUE(w.add("m.json", std::string("{}")).ok());
+  ASSERT_TRUE(w.finish().ok());
+  // Failing later, the entry is half written: the archive cannot be finished.
+  MemorySink sink2;
+  ZipWriter w2(sink2);
+  s = w2.add_streamed("m.json", [](const ByteSource::Sink& out) -> Status {
+    LATHE_RETURN_IF_ERROR(out(bytes_of("{")));
+    return make_error("the program broke");
+  });
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message(), "zip writer: entry 'm.json': the program broke");
+  EXPECT_FALSE(w2.finish().ok());
+}
+
+// A streamed entry reaching 4 GiB fails naming it: its local header went out
+// without the zip64 sizes. (Streams 4 GiB of zeros into a sink that counts
+// them: a CRC of 4 GiB, under a second.)
+TEST(ZipWriter, StreamedEntryOf4GiBFailsNamingIt) {
+  class CountingSink : public FileSink {
+   public:
+    using FileSink::write;
+    Status write(std::span<const std::byte> bytes) override {
+      pos_ += bytes.size();
+      return Status::Ok();
+    }
+    uint64_t position() const override { return pos_; }
+
+   private:
+    uint64_t pos_ = 0;
+  } sink;
+  ZipWriter w(sink);
+  const Bytes zeros(64u << 20);
+  uint64_t passed = 0;
+  Status s = w.add_streamed("archive/models/model.json", [&](const ByteSource::Sink& out) -> Status {
+    for (int i = 0; i < 64; ++i) {  // 64 x 64 MiB: the last piece reaches 2^32 - 1
+      LATHE_RETURN_IF_ERROR(out(zeros));
+      passed += zeros.size();
+    }
+    return Status::Ok();
+  });
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(passed, 63ull << 26);  // the 64th piece was refused
+  EXPECT_NE(s.error().message().find("entry 'archive/models/model.json': reached 4 GiB"), std::string::npos)
+      << s.error().message();
+  EXPECT_FALSE(w.finish().ok());
+}
+
+// The duplicate check across many entries (its table grows several times):
+// every name written is refused again, a new one is not.
+TEST(ZipWriter, RefusesDuplicatesAmongManyEntries) {
+  MemorySink sink;
+  ZipWriter w(sink);
+  for (int i = 0; i < 3000; ++i) ASSERT_TRUE(w.add("archive/data/weights/weight_" + std::to_string(i), std::string("x")).ok());
+  for (int i = 0; i < 3000; i += 7) {
+    Status s = w.add("archive/data/weights/weight_" + std::to_string(i), std::string("y"));
+    ASSERT_FALSE(s.ok()) << i;
+    EXPECT_EQ(s.error().message(), "zip writer: duplicate entry name 'archive/data/weights/weight_" + std::to_string(i) + "'");
+  }
+  EXPECT_TRUE(w.add("archive/data/weights/weight_3000", std::string("x")).ok());
+  EXPECT_TRUE(w.finish().ok());
+}
+
+// SerializationId over PyTorch's own container, std::unordered_set<std::string>
+// filled in the same order (what it held before its names moved into
+// blocks; MatchesPyTorchOnRealArchives checks that against PyTorch): the
+// same id for 20,000 records, a repeated name, and an empty one.
+TEST(SerializationId, SameIdAsAStringSetOverManyRecords) {
+  std::vector<std::string> names = {"byteorder", "", "data/weights/model_weights_config.json"};
+  for (int i = 0; i < 20000; ++i) names.push_back("data/weights/weight_" + std::to_string(i));
+  names.push_back("byteorder");
+  names.push_back(std::string(70000, 'n'));  // longer than a block
+  SerializationId id;
+  std::unordered_set<std::string> reference;
+  uint64_t crcs = 0;
+  auto combine = [](uint64_t seed, uint64_t v) { return seed ^ (v + 0x9e3779b9 + (seed << 6) + (seed >> 2)); };
+  for (size_t i = 0; i < names.size(); ++i) {
+    const uint32_t crc = static_cast<uint32_t>(i * 2654435761u);
+    id.add(names[i], crc, i % 5);
+    reference.insert(names[i]);
+    if (i % 5 > 0) crcs = combine(crcs, crc);
+  }
+  uint64_t hashes = 0;
+  for (const std::string& n : reference) hashes = combine(hashes, std::hash<std::string>{}(n));
+  char expected[41];
+  std::snprintf(expected, sizeof expected, "%020llu%020llu", static_cast<unsigned long long>(hashes),
+                static_cast<unsigned long long>(crcs));
+  EXPECT_EQ(id.str(), expected);
 }
 
 // More than 65535 entries: the classic EOCD saturates its counts and readers

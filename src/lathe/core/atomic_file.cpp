@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "lathe/core/temp_files.h"
@@ -19,26 +20,25 @@ namespace {
 
 class FdSink : public FileSink {
  public:
-  FdSink(int fd, std::string path) : fd_(fd), path_(std::move(path)) { buffer_.reserve(kBuffer); }
+  FdSink(int fd, std::string path) : fd_(fd), path_(std::move(path)), buffer_(new std::byte[kBuffer]) {}
   using FileSink::write;
   Status write(std::span<const std::byte> bytes) override {
     position_ += bytes.size();
-    if (buffer_.size() + bytes.size() <= kBuffer) {
-      buffer_.insert(buffer_.end(), bytes.begin(), bytes.end());
-      return Status::Ok();
+    if (fill_ + bytes.size() > kBuffer) {
+      LATHE_RETURN_IF_ERROR(flush());
+      if (bytes.size() >= kBuffer) return write_all(bytes.data(), bytes.size());
     }
-    LATHE_RETURN_IF_ERROR(flush());
-    if (bytes.size() >= kBuffer) return write_all(bytes.data(), bytes.size());
-    buffer_.insert(buffer_.end(), bytes.begin(), bytes.end());
+    if (!bytes.empty()) std::memcpy(buffer_.get() + fill_, bytes.data(), bytes.size());
+    fill_ += bytes.size();
     return Status::Ok();
   }
   uint64_t position() const override { return position_; }
   Status copy(const FileExtent& extent) override;
   Status read_into_buffer(const FileExtent& extent);
   Status flush() {
-    if (buffer_.empty()) return Status::Ok();
-    Status s = write_all(buffer_.data(), buffer_.size());
-    buffer_.clear();
+    if (fill_ == 0) return Status::Ok();
+    Status s = write_all(buffer_.get(), fill_);
+    fill_ = 0;
     return s;
   }
 
@@ -58,7 +58,11 @@ class FdSink : public FileSink {
   }
   int fd_;
   std::string path_;
-  std::vector<std::byte> buffer_;
+  // Bytes are gathered here into writes of up to 1 MiB; fill_ of them are
+  // waiting. (Not a vector: growing one zero-filled each small weight's
+  // room before pread overwrote it.)
+  std::unique_ptr<std::byte[]> buffer_;
+  size_t fill_ = 0;
   uint64_t position_ = 0;
 };
 
@@ -73,18 +77,16 @@ constexpr uint64_t kKernelCopyMin = 64 << 10;
 
 Status FdSink::read_into_buffer(const FileExtent& extent) {
   const size_t n = static_cast<size_t>(extent.size);
-  if (buffer_.size() + n > kBuffer) LATHE_RETURN_IF_ERROR(flush());
-  const size_t at = buffer_.size();
-  buffer_.resize(at + n);
+  if (fill_ + n > kBuffer) LATHE_RETURN_IF_ERROR(flush());
   size_t done = 0;
   while (done < n) {
-    ssize_t got = ::pread(extent.file->fd(), buffer_.data() + at + done, n - done,
+    ssize_t got = ::pread(extent.file->fd(), buffer_.get() + fill_ + done, n - done,
                           static_cast<off_t>(extent.offset + done));
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) break;
     done += static_cast<size_t>(got);
   }
-  buffer_.resize(at + done);
+  fill_ += done;
   position_ += done;
   // What pread could not give (it should not fail on a file we have open
   // and mapped) is read through the map.

@@ -95,14 +95,37 @@ bool append_escaped(std::string& out, std::string_view s) {
 // overwritten (growing to the reserved capacity at once wrote it all twice).
 constexpr size_t kRoomStep = 64 << 10;
 
-Writer::Writer(std::string& out) : out_(out), data_(nullptr), used_(out.size()), capacity_(out.size()) {}
+Writer::Writer(std::string& out) : out_(&out), data_(nullptr), used_(out.size()), capacity_(out.size()) {}
 
-Writer::~Writer() { out_.resize(used_); }
+Writer::Writer(ByteSource::Sink sink) : sink_(std::move(sink)), chunk_(kChunk), data_(chunk_.data()), used_(0), capacity_(kChunk) {}
+
+Writer::~Writer() {
+  if (out_ != nullptr) out_->resize(used_);
+}
 
 void Writer::grow(size_t n) {
-  out_.resize(used_ + std::max(n, kRoomStep));  // within the reserved capacity, no copy
-  data_ = out_.data();
-  capacity_ = out_.size();
+  if (out_ != nullptr) {
+    out_->resize(used_ + std::max(n, kRoomStep));  // within the reserved capacity, no copy
+    data_ = out_->data();
+    capacity_ = out_->size();
+    return;
+  }
+  flush();
+  if (n > chunk_.size()) {  // one token larger than a chunk (a long string)
+    chunk_.resize(n);
+    data_ = chunk_.data();
+    capacity_ = n;
+  }
+}
+
+void Writer::flush() {
+  if (used_ > 0 && status_.ok()) status_ = sink_(std::as_bytes(std::span<const char>(data_, used_)));
+  used_ = 0;
+}
+
+Status Writer::finish() {
+  if (out_ == nullptr) flush();
+  return status_;
 }
 
 void Writer::quoted(std::string_view s) {

@@ -1,7 +1,8 @@
-// Writing the export schema's JSON as a stream of tokens appended to one
-// string: no document tree, no heap object per value. Callers emit members
-// in the schema's declaration order, so output is deterministic and
-// diff-friendly.
+// Writing the export schema's JSON as a stream of tokens, appended to one
+// string or handed on in chunks as they fill (straight into an archive
+// entry: memory bounded by the chunk, not the document): no document tree,
+// no heap object per value. Callers emit members in the schema's
+// declaration order, so output is deterministic and diff-friendly.
 //
 // The bytes are exactly what nlohmann::ordered_json::dump() gives for the
 // same document (compact separators, UTF-8 kept as is, invalid UTF-8
@@ -12,11 +13,14 @@
 
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "lathe/core/byte_source.h"
+#include "lathe/core/result.h"
 #include "lathe/ir/symbolic.h"
 #include "lathe/ir/value.h"
 
@@ -26,8 +30,15 @@ class Writer {
  public:
   // Appends to `out` (whose contents stay in front).
   explicit Writer(std::string& out);
+  // Hands the text to `sink` in consecutive pieces of about kChunk bytes
+  // (a single token longer than that, a long string, in one piece); the
+  // last piece goes at finish(). After the sink fails the rest is dropped.
+  explicit Writer(ByteSource::Sink sink);
+  static constexpr size_t kChunk = 64 << 10;
   // Gives `out` its final length (the writer keeps spare room while it runs).
   ~Writer();
+  // Streaming: hands on what is left; the sink's first error, if any.
+  Status finish();
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
 
@@ -97,11 +108,17 @@ class Writer {
     return data_ + used_;
   }
   void grow(size_t n);
+  // Streaming: hands the chunk to the sink and starts it again.
+  void flush();
   void quoted(std::string_view s);
 
-  std::string& out_;
-  // out_ is kept larger than what is written (spare room instead of a
-  // capacity check per character); used_ is the written length.
+  // Appending: out_ is kept larger than what is written (spare room instead
+  // of a capacity check per character); used_ is the written length.
+  std::string* out_ = nullptr;
+  // Streaming: the chunk being filled, and the first error of the sink.
+  ByteSource::Sink sink_;
+  std::vector<char> chunk_;
+  Status status_;
   char* data_;
   size_t used_, capacity_;
   bool first_ = true;  // nothing written yet at this level (or after a key)

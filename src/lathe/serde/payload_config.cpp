@@ -54,21 +54,65 @@ Result<PayloadConfig> decode_payload_config(std::string_view text, const std::st
   return out;
 }
 
+namespace {
+
+// What json::write_tensor_meta writes for payload_tensor_meta(t), without
+// building it: every dimension concrete, the default device and layout.
+void write_payload_tensor_meta(json::Writer& w, const Tensor& t) {
+  static const TensorMeta kDefaults;
+  auto ints = [&](const std::vector<int64_t>& dims) {
+    w.begin_array();
+    for (int64_t d : dims) w.begin_union("as_int").integer(d).end_object();
+    w.end_array();
+  };
+  w.begin_object().key("dtype").integer(static_cast<int64_t>(t.dtype)).key("sizes");
+  ints(t.sizes);
+  w.key("requires_grad").boolean(t.requires_grad).key("device");
+  json::write_device(w, kDefaults.device);
+  w.key("strides");
+  ints(t.strides);
+  w.key("storage_offset").begin_union("as_int").integer(t.storage_offset).end_object();
+  w.key("layout").integer(kDefaults.layout).end_object();
+}
+
+}  // namespace
+
+PayloadConfigWriter::PayloadConfigWriter(const ByteSource::Sink& out) : w_(out) {
+  w_.begin_object().key("config").begin_object();
+}
+
+void PayloadConfigWriter::begin_entry(std::string_view fqn, std::string_view path_name, bool is_param,
+                                      bool use_pickle) {
+  w_.key(fqn).begin_object().key("path_name").string(path_name);
+  w_.key("is_param").boolean(is_param).key("use_pickle").boolean(use_pickle).key("tensor_meta");
+}
+
+void PayloadConfigWriter::tensor(std::string_view fqn, std::string_view path_name, bool is_param, const Tensor& t) {
+  begin_entry(fqn, path_name, is_param, false);
+  write_payload_tensor_meta(w_, t);
+  w_.end_object();
+}
+
+void PayloadConfigWriter::entry(std::string_view fqn, const PayloadMeta& m) {
+  begin_entry(fqn, m.path_name, m.is_param, m.use_pickle);
+  if (m.tensor_meta) json::write_tensor_meta(w_, *m.tensor_meta);
+  else w_.null();
+  w_.end_object();
+}
+
+Status PayloadConfigWriter::finish() {
+  w_.end_object().end_object();
+  return w_.finish();
+}
+
 std::string encode_payload_config(const PayloadConfig& config) {
   std::string out;
-  out.reserve(256 * config.size() + 64);
-  {
-    json::Writer w(out);  // gives `out` its length when it goes
-    w.begin_object().key("config").begin_object();
-    for (const auto& [fqn, m] : config) {
-      w.key(fqn).begin_object().key("path_name").string(m.path_name);
-      w.key("is_param").boolean(m.is_param).key("use_pickle").boolean(m.use_pickle).key("tensor_meta");
-      if (m.tensor_meta) json::write_tensor_meta(w, *m.tensor_meta);
-      else w.null();
-      w.end_object();
-    }
-    w.end_object().end_object();
-  }
+  PayloadConfigWriter w([&](std::span<const std::byte> piece) {
+    out.append(reinterpret_cast<const char*>(piece.data()), piece.size());
+    return Status::Ok();
+  });
+  for (const auto& [fqn, m] : config) w.entry(fqn, m);
+  static_cast<void>(w.finish());  // appending cannot fail
   return out;
 }
 

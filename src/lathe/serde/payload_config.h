@@ -12,6 +12,7 @@
 #include "lathe/core/result.h"
 #include "lathe/core/tensor.h"
 #include "lathe/ir/value.h"
+#include "lathe/serde/json_writer.h"
 
 namespace lathe {
 
@@ -33,5 +34,22 @@ TensorMeta payload_tensor_meta(const Tensor& t);
 Result<PayloadConfig> decode_payload_config(std::string_view json, const std::string& origin,
                                             size_t readable_after = 0);
 std::string encode_payload_config(const PayloadConfig& config);
+
+// The same JSON written entry by entry as the archive writer walks the
+// state, in chunks into `out` (json::Writer): nothing is built per entry
+// (a 10,000-layer MLP has 20,000), and a state tensor's entry is written
+// straight from the tensor, as encode_payload_config writes it for
+// payload_tensor_meta(t).
+class PayloadConfigWriter {
+ public:
+  explicit PayloadConfigWriter(const ByteSource::Sink& out);
+  void tensor(std::string_view fqn, std::string_view path_name, bool is_param, const Tensor& t);
+  void entry(std::string_view fqn, const PayloadMeta& meta);
+  Status finish();
+
+ private:
+  void begin_entry(std::string_view fqn, std::string_view path_name, bool is_param, bool use_pickle);
+  json::Writer w_;
+};
 
 }  // namespace lathe

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "lathe/core/byte_source.h"
 #include "lathe/core/result.h"
 #include "lathe/ir/exported_program.h"
 
@@ -43,6 +44,12 @@ struct JsonWriteOptions {
   JsonSchema schema = JsonSchema::Current;
 };
 Result<std::string> encode_program_json(const ExportedProgram& program, const JsonWriteOptions& options);
+// The same text handed to `out` in consecutive chunks as it is encoded (about
+// json::Writer::kChunk bytes each), never held whole: how the archive writer
+// puts it into its entry. Fails before calling `out` if the program cannot
+// be written in the schema asked for; else returns `out`'s first error.
+Status encode_program_json(const ExportedProgram& program, const JsonWriteOptions& options,
+                           const ByteSource::Sink& out);
 
 // TensorMeta as the schema writes it, shared with the weights-config codec.
 // The JSON type is kept out of the header on purpose: callers pass text.

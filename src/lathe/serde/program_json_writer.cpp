@@ -3,8 +3,9 @@
 // Names are materialised here: every spec takes the name of the value at its
 // position in the graph.
 //
-// The JSON is streamed into one string as the IR is walked (json_writer.h):
-// nothing is built per node but the text itself.
+// The JSON is streamed as the IR is walked (json_writer.h), into one string
+// or in chunks straight into the archive entry: nothing is built per node
+// but the text itself.
 #include "lathe/ir/spec_kinds.h"
 #include "lathe/serde/json_writer.h"
 #include "lathe/serde/program_json.h"
@@ -19,8 +20,10 @@ namespace {
 class Encoder {
  public:
   Encoder(int64_t minor, std::string& out) : minor_(minor), w_(out) {}
+  Encoder(int64_t minor, const ByteSource::Sink& out) : minor_(minor), w_(out) {}
 
   void encode(const ExportedProgram& ep);
+  Status finish() { return w_.finish(); }
 
  private:
   bool has(SchemaFeature f) const { return schema_has(minor_, f); }
@@ -34,7 +37,9 @@ class Encoder {
   void graph_module(const ExportedProgram& ep);
 
   // {"name": ...} for a value (an empty name for none).
-  void name(const Value* v) { w_.begin_object().key("name").string(v ? v->name() : std::string()).end_object(); }
+  void name(const Value* v) {
+    w_.begin_object().key("name").string(v ? std::string_view(v->name()) : std::string_view()).end_object();
+  }
   // Before 8.3 `as_none` was an empty tuple, written [].
   void none() {
     if (has(SchemaFeature::AsNoneBool)) w_.boolean(true);
@@ -156,8 +161,8 @@ class Encoder {
   }
   // {"name": ..., "class_fqn": ...}
   void custom_obj(const Value* v) {
-    w_.begin_object().key("name").string(v ? v->name() : std::string());
-    w_.key("class_fqn").string(v ? v->class_fqn() : std::string()).end_object();
+    w_.begin_object().key("name").string(v ? std::string_view(v->name()) : std::string_view());
+    w_.key("class_fqn").string(v ? std::string_view(v->class_fqn()) : std::string_view()).end_object();
   }
 
   int64_t minor_;
@@ -416,14 +421,29 @@ std::string encode_tensor_meta_json(const TensorMeta& meta) {
 
 std::string encode_program_json(const ExportedProgram& ep) { return encode_with_minor(ep, schema_minor_to_write(ep)); }
 
-Result<std::string> encode_program_json(const ExportedProgram& ep, const JsonWriteOptions& options) {
-  if (options.schema == JsonSchema::Current) return encode_program_json(ep);
+namespace {
+// The minor `options` ask for, or why the program cannot be written in it.
+Result<int64_t> minor_to_write(const ExportedProgram& ep, const JsonWriteOptions& options) {
+  if (options.schema == JsonSchema::Current) return schema_minor_to_write(ep);
   SchemaNeed need = required_schema_minor(ep);
   if (need.minor > kOldestSchemaMinor) {
     return make_error("the program uses " + need.reason + ", which needs export schema 8." +
                       std::to_string(need.minor) + "; the schema 8.1 field set (PyTorch 2.4-2.8) cannot express it");
   }
-  return encode_with_minor(ep, kOldestSchemaMinor);
+  return kOldestSchemaMinor;
+}
+}  // namespace
+
+Result<std::string> encode_program_json(const ExportedProgram& ep, const JsonWriteOptions& options) {
+  LATHE_ASSIGN_OR_RETURN(int64_t minor, minor_to_write(ep, options));
+  return encode_with_minor(ep, minor);
+}
+
+Status encode_program_json(const ExportedProgram& ep, const JsonWriteOptions& options, const ByteSource::Sink& out) {
+  LATHE_ASSIGN_OR_RETURN(int64_t minor, minor_to_write(ep, options));
+  Encoder e(minor, out);
+  e.encode(ep);
+  return e.finish();
 }
 
 }  // namespace lathe

@@ -3,7 +3,7 @@
 // weights config, constants, constants config, models/<name>.json and sample
 // inputs; then extra/ records and the archive markers. Written to a temporary
 // file and renamed into place, so a failure never leaves a partial archive.
-#include <deque>
+#include <charconv>
 #include <filesystem>
 
 #include "lathe/archive/zip_writer.h"
@@ -18,77 +18,90 @@
 namespace lathe {
 namespace {
 
-std::span<const std::byte> as_bytes(const std::string& s) {
-  return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
+// A folder of numbered records (weight_0, weight_1, ...) and the record
+// number each storage was written to, so that a storage shared by several
+// state entries, or several methods, is written once.
+struct RecordFolder {
+  // `tensors`: how many state tensors the program has in all, so the table
+  // is sized once (grown entry by entry, a deep network's 20,000 weights
+  // rehashed it a dozen times).
+  RecordFolder(std::string_view dir, std::string_view prefix, size_t tensors)
+      : dir(dir), prefix(prefix), written(tensors) {}
+  std::string_view dir;     // "data/weights/"
+  std::string_view prefix;  // "weight_"
+  FlatMap<const Storage*, size_t> written;
+  size_t next = 0;
+};
+
+// Appends `prefix` and `n` to `buf` ("weight_12"): names are put together
+// in reused buffers, so they cost no allocation.
+std::string_view append_numbered(std::string& buf, std::string_view prefix, size_t n) {
+  char digits[24];
+  const char* end = std::to_chars(digits, digits + sizeof digits, n).ptr;
+  return buf.append(prefix).append(digits, static_cast<size_t>(end - digits));
+}
+std::string_view numbered(std::string& buf, std::string_view prefix, size_t n) {
+  buf.clear();
+  return append_numbered(buf, prefix, n);
 }
 
 class ArchiveWriter {
  public:
-  // `tensors`: how many state tensors the program has in all, so the tables
-  // of written storages are sized once (grown entry by entry, a deep
-  // network's 20,000 weights rehashed them a dozen times).
   ArchiveWriter(ZipWriter& zip, std::string top, size_t tensors)
-      : zip_(zip), top_(std::move(top)), tensors_(tensors) {}
+      : weights("data/weights/", "weight_", tensors),
+        constants("data/constants/", "tensor_", tensors),
+        zip_(zip),
+        top_(std::move(top)) {}
 
-  Status add(const std::string& record, std::span<const std::byte> bytes) {
-    LATHE_RETURN_IF_ERROR(zip_.add(top_ + record, bytes));
-    id_.add(record, zip_.last_crc(), bytes.size());
+  // `data`: anything ZipWriter::add takes (bytes, text, a file extent, a
+  // ByteSource copied in chunks).
+  template <typename Data>
+  Status add(std::string_view record, const Data& data) {
+    LATHE_RETURN_IF_ERROR(zip_.add(path(record), data));
+    id_.add(record, zip_.last_crc(), zip_.last_size());
     return Status::Ok();
   }
-  Status add(const std::string& record, const std::vector<std::byte>& bytes) {
-    return add(record, std::span<const std::byte>(bytes));
-  }
-  Status add(const std::string& record, const FileExtent& extent) {
-    LATHE_RETURN_IF_ERROR(zip_.add(top_ + record, extent));
-    id_.add(record, zip_.last_crc(), extent.size);
-    return Status::Ok();
-  }
-  // Copied in chunks (an extra record may inflate to gigabytes).
-  Status add(const std::string& record, const ByteSource& source) {
-    LATHE_RETURN_IF_ERROR(zip_.add(top_ + record, source));
-    id_.add(record, zip_.last_crc(), source.size());
+  // Bytes known only as they are produced (the JSON records).
+  Status add_streamed(std::string_view record, const ByteSource::Producer& produce) {
+    LATHE_RETURN_IF_ERROR(zip_.add_streamed(path(record), produce));
+    id_.add(record, zip_.last_crc(), zip_.last_size());
     return Status::Ok();
   }
   // Written last, over every record added before it.
-  Status add_serialization_id() { return zip_.add(top_ + ".data/serialization_id", id_.str()); }
-  Status add(const std::string& record, const std::string& text) { return add(record, as_bytes(text)); }
+  Status add_serialization_id() { return zip_.add(path(".data/serialization_id"), id_.str()); }
 
   // Writes each distinct storage once (across all methods), returning the
-  // record name relative to `dir` for `tensor`.
-  Result<std::string> storage_record(const Tensor& t, const std::string& dir, const std::string& prefix,
-                                     size_t& counter) {
-    FlatMap<const Storage*, std::string>& written = written_in(dir);
-    if (const std::string* known = written.find(t.storage.get())) return *known;
-    std::string name = prefix + std::to_string(counter++);
+  // number of `folder`'s record holding `t`'s.
+  Result<size_t> storage_record(const Tensor& t, RecordFolder& folder) {
+    if (const size_t* known = folder.written.find(t.storage.get())) return *known;
+    const size_t n = folder.next++;
+    record_.assign(folder.dir);
+    append_numbered(record_, folder.prefix, n);
     // A weight still where the archive it was read from had it is copied
     // from there, with the CRC that archive recorded: never read here.
     if (const auto& extent = t.storage->file_extent()) {
-      LATHE_RETURN_IF_ERROR(add(dir + name, *extent));
+      LATHE_RETURN_IF_ERROR(add(record_, *extent));
     } else {
-      LATHE_RETURN_IF_ERROR(add(dir + name, t.storage->bytes()));
+      LATHE_RETURN_IF_ERROR(add(record_, t.storage->bytes()));
     }
-    written.emplace(t.storage.get(), name);
-    return name;
+    folder.written.emplace(t.storage.get(), n);
+    return n;
   }
 
-  size_t weight_counter = 0;
-  size_t constant_counter = 0;
+  RecordFolder weights, constants;
   size_t opaque_counter = 0;
 
  private:
-  // The record each storage was written to, per folder (weights, constants).
-  FlatMap<const Storage*, std::string>& written_in(const std::string& dir) {
-    for (auto& [d, records] : written_) {
-      if (d == dir) return records;
-    }
-    return written_.emplace_back(dir, FlatMap<const Storage*, std::string>(tensors_)).second;
+  // The entry name of `record`, put together in one reused buffer.
+  std::string_view path(std::string_view record) {
+    path_.assign(top_).append(record);
+    return path_;
   }
 
   ZipWriter& zip_;
   SerializationId id_;
   std::string top_;
-  size_t tensors_;
-  std::deque<std::pair<std::string, FlatMap<const Storage*, std::string>>> written_;
+  std::string path_, record_;  // reused, so a record's name costs no allocation
 };
 
 size_t state_tensor_count(const Program& program) {
@@ -108,39 +121,69 @@ Status check_sample_inputs(const Method& method) {
   return Status::Ok();
 }
 
-// Returns the method's program JSON (hashed into the serialization id).
-Result<std::string> write_method(ArchiveWriter& w, const Method& method) {
-  const ExportedProgram& ep = *method.program;
-  PayloadConfig weights;
-  weights.reserve(ep.parameters.size() + ep.buffers.size());
-  auto add_state = [&](const NamedTensors& tensors, bool is_param) -> Status {
-    for (const auto& [fqn, t] : tensors) {
-      LATHE_ASSIGN_OR_RETURN(std::string rec, w.storage_record(t, "data/weights/", "weight_", w.weight_counter));
-      weights.emplace_back(fqn, PayloadMeta{rec, is_param, false, payload_tensor_meta(t)});
-    }
-    return Status::Ok();
-  };
-  LATHE_RETURN_IF_ERROR(add_state(ep.parameters, true));
-  LATHE_RETURN_IF_ERROR(add_state(ep.buffers, false));
-  LATHE_RETURN_IF_ERROR(w.add("data/weights/" + method.name + "_weights_config.json", encode_payload_config(weights)));
+// The method's program JSON, encoded straight into its entry: the document
+// (20 MB for a 10,000-layer MLP) is never held whole.
+Status write_program_json(ArchiveWriter& w, const std::string& record, const Method& method,
+                          const JsonWriteOptions& options) {
+  Status s = w.add_streamed(record, [&](const ByteSource::Sink& sink) {
+    return encode_program_json(*method.program, options, sink);
+  });
+  return s.ok() ? s : Status(s.error().context("method '" + method.name + "'"));
+}
 
-  PayloadConfig constants;
+// The weights and their config: the records first, then the config naming
+// them (PyTorch's order), written from the state as it is.
+Status write_weights(ArchiveWriter& w, const Method& method) {
+  const ExportedProgram& ep = *method.program;
+  std::vector<size_t> records;
+  records.reserve(ep.parameters.size() + ep.buffers.size());
+  for (const NamedTensors* state : {&ep.parameters, &ep.buffers}) {
+    for (const auto& [fqn, t] : *state) {
+      LATHE_ASSIGN_OR_RETURN(size_t n, w.storage_record(t, w.weights));
+      records.push_back(n);
+    }
+  }
+  return w.add_streamed("data/weights/" + method.name + "_weights_config.json", [&](const ByteSource::Sink& out) {
+    PayloadConfigWriter config(out);
+    std::string name;
+    const size_t* n = records.data();
+    for (const auto& [fqn, t] : ep.parameters) config.tensor(fqn, numbered(name, w.weights.prefix, *n++), true, t);
+    for (const auto& [fqn, t] : ep.buffers) config.tensor(fqn, numbered(name, w.weights.prefix, *n++), false, t);
+    return config.finish();
+  });
+}
+
+// The constant tensors, the custom objects, and their config.
+Status write_constants(ArchiveWriter& w, const Method& method) {
+  const ExportedProgram& ep = *method.program;
+  std::vector<size_t> records;
+  records.reserve(ep.constants.size() + ep.opaque_constants.size());
   for (const auto& [fqn, t] : ep.constants) {
-    LATHE_ASSIGN_OR_RETURN(std::string rec, w.storage_record(t, "data/constants/", "tensor_", w.constant_counter));
-    constants.emplace_back(fqn, PayloadMeta{rec, false, false, payload_tensor_meta(t)});
+    LATHE_ASSIGN_OR_RETURN(size_t n, w.storage_record(t, w.constants));
+    records.push_back(n);
   }
+  std::string name;
   for (const auto& [fqn, bytes] : ep.opaque_constants) {
-    std::string rec = "custom_obj_" + std::to_string(w.opaque_counter++);
-    LATHE_RETURN_IF_ERROR(w.add("data/constants/" + rec, bytes));
-    constants.emplace_back(fqn, PayloadMeta{rec, false, true, std::nullopt});
+    records.push_back(w.opaque_counter++);
+    LATHE_RETURN_IF_ERROR(w.add(numbered(name, "data/constants/custom_obj_", records.back()), bytes));
   }
-  LATHE_RETURN_IF_ERROR(
-      w.add("data/constants/" + method.name + "_constants_config.json", encode_payload_config(constants)));
-  std::string program_json = encode_program_json(ep);
-  LATHE_RETURN_IF_ERROR(w.add("models/" + method.name + ".json", program_json));
+  return w.add_streamed("data/constants/" + method.name + "_constants_config.json", [&](const ByteSource::Sink& out) {
+    PayloadConfigWriter config(out);
+    const size_t* n = records.data();
+    for (const auto& [fqn, t] : ep.constants) config.tensor(fqn, numbered(name, w.constants.prefix, *n++), false, t);
+    for (const auto& [fqn, bytes] : ep.opaque_constants) {
+      config.entry(fqn, PayloadMeta{std::string(numbered(name, "custom_obj_", *n++)), false, true, std::nullopt});
+    }
+    return config.finish();
+  });
+}
+
+Status write_method(ArchiveWriter& w, const Method& method) {
+  LATHE_RETURN_IF_ERROR(write_weights(w, method));
+  LATHE_RETURN_IF_ERROR(write_constants(w, method));
+  LATHE_RETURN_IF_ERROR(write_program_json(w, "models/" + method.name + ".json", method, JsonWriteOptions{}));
   LATHE_RETURN_IF_ERROR(check_sample_inputs(method));
-  LATHE_RETURN_IF_ERROR(w.add("data/sample_inputs/" + method.name + ".pt", method.sample_inputs));
-  return program_json;
+  return w.add("data/sample_inputs/" + method.name + ".pt", method.sample_inputs);
 }
 
 // A method's state as torch.save dicts, as PyTorch 2.8 and older keep it:
@@ -167,20 +210,16 @@ Status refuse_opaque(const Method& method) {
   return Status::Ok();
 }
 
-Result<std::string> write_pickled_method(ArchiveWriter& w, const Method& method) {
+Status write_pickled_method(ArchiveWriter& w, const Method& method) {
   LATHE_RETURN_IF_ERROR(refuse_opaque(method));
   const ExportedProgram& ep = *method.program;
-  JsonWriteOptions jopts{JsonSchema::V8_1};
-  auto json = encode_program_json(ep, jopts);
-  if (!json.ok()) return json.error().context("method '" + method.name + "'");
-  LATHE_RETURN_IF_ERROR(w.add("models/" + method.name + ".json", *json));
+  LATHE_RETURN_IF_ERROR(write_program_json(w, "models/" + method.name + ".json", method, JsonWriteOptions{JsonSchema::V8_1}));
   LATHE_ASSIGN_OR_RETURN(std::vector<std::byte> weights, write_torch_save(state_dict_value(ep)));
   LATHE_RETURN_IF_ERROR(w.add("data/weights/" + method.name + ".pt", weights));
   LATHE_ASSIGN_OR_RETURN(std::vector<std::byte> constants, write_torch_save(constants_value(ep)));
   LATHE_RETURN_IF_ERROR(w.add("data/constants/" + method.name + ".pt", constants));
   LATHE_RETURN_IF_ERROR(check_sample_inputs(method));
-  LATHE_RETURN_IF_ERROR(w.add("data/sample_inputs/" + method.name + ".pt", method.sample_inputs));
-  return *json;
+  return w.add("data/sample_inputs/" + method.name + ".pt", method.sample_inputs);
 }
 
 // The flat zip torch.export.save wrote in PyTorch 2.4-2.7.
@@ -193,9 +232,9 @@ Status write_legacy(const Program& program, FileSink& sink) {
   LATHE_RETURN_IF_ERROR(refuse_opaque(method));
   const ExportedProgram& ep = *method.program;
   ZipWriter zip(sink);
-  auto json = encode_program_json(ep, JsonWriteOptions{JsonSchema::V8_1});
-  if (!json.ok()) return json.error();
-  LATHE_RETURN_IF_ERROR(zip.add("serialized_exported_program.json", *json));
+  LATHE_RETURN_IF_ERROR(zip.add_streamed("serialized_exported_program.json", [&](const ByteSource::Sink& sink) {
+    return encode_program_json(ep, JsonWriteOptions{JsonSchema::V8_1}, sink);
+  }));
   LATHE_ASSIGN_OR_RETURN(std::vector<std::byte> weights, write_torch_save(state_dict_value(ep)));
   LATHE_RETURN_IF_ERROR(zip.add("serialized_state_dict.pt", weights));
   LATHE_ASSIGN_OR_RETURN(std::vector<std::byte> constants, write_torch_save(constants_value(ep)));
@@ -221,8 +260,7 @@ Status write_pt2_to(const Program& program, FileSink& sink, const std::string& t
   ArchiveWriter w(zip, top, state_tensor_count(program));
   LATHE_RETURN_IF_ERROR(w.add("byteorder", std::string("little")));
   for (const auto& m : program.methods) {
-    auto json = options.format == Pt2Format::Pt2Pickle ? write_pickled_method(w, m) : write_method(w, m);
-    if (!json.ok()) return json.error();
+    LATHE_RETURN_IF_ERROR(options.format == Pt2Format::Pt2Pickle ? write_pickled_method(w, m) : write_method(w, m));
   }
   for (const auto& [key, bytes] : program.extra) LATHE_RETURN_IF_ERROR(w.add("extra/" + key, bytes));
   LATHE_RETURN_IF_ERROR(w.add("archive_format", std::string("pt2")));
