@@ -511,7 +511,7 @@ PayloadConfig state_config(const ExportedProgram& ep) {
   PayloadConfig config;
   auto add = [&](const NamedTensors& tensors, bool is_param) {
     for (const auto& [fqn, t] : tensors) {
-      config.emplace_back(fqn, PayloadMeta{"weight_" + fqn, is_param, false, payload_tensor_meta(t)});
+      config.emplace_back(fqn, PayloadMeta{"weight_" + fqn, is_param, false, intern_tensor_meta(payload_tensor_meta(t))});
     }
   };
   add(ep.parameters, true);

@@ -153,7 +153,7 @@ TEST(JsonWriterStream, PayloadConfigFromTensorsIsTheEncodedOne) {
   for (size_t i = 0; i < tensors.size(); ++i) {
     const auto& [fqn, t] = tensors[i];
     const std::string path = "weight_" + std::to_string(i);
-    config.emplace_back(fqn, PayloadMeta{path, i % 2 == 0, false, payload_tensor_meta(t)});
+    config.emplace_back(fqn, PayloadMeta{path, i % 2 == 0, false, intern_tensor_meta(payload_tensor_meta(t))});
     w.tensor(fqn, path, i % 2 == 0, t);
   }
   config.emplace_back("obj", PayloadMeta{"custom_obj_0", false, true, std::nullopt});

@@ -43,7 +43,7 @@ Result<PayloadConfig> decode_payload_config(std::string_view text, const std::st
         LATHE_ASSIGN_OR_RETURN(m.use_pickle, r.boolean(x, xp));
       } else if (k == "tensor_meta") {
         LATHE_ASSIGN_OR_RETURN(MetaRef meta, metas.get(r, x, xp));
-        m.tensor_meta = *meta;
+        m.tensor_meta = meta;
       }
       return Status::Ok();
     }));

@@ -20,7 +20,7 @@ struct PayloadMeta {
   std::string path_name;  // record name relative to data/weights/ or data/constants/
   bool is_param = false;
   bool use_pickle = false;
-  std::optional<TensorMeta> tensor_meta;
+  MetaRef tensor_meta;  // interned: a deep network's weights share a few
 };
 
 using PayloadConfig = std::vector<std::pair<std::string, PayloadMeta>>;

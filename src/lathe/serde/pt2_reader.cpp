@@ -5,7 +5,8 @@
 // weights. Errors name the file, the record and (for JSON) the JSON path.
 #include <algorithm>
 #include <optional>
-#include <unordered_map>
+
+#include "lathe/ir/flat_map.h"
 
 #include "lathe/serde/payload_config.h"
 #include "lathe/serde/pickled_state.h"
@@ -51,7 +52,7 @@ class ArchiveReader {
   // the text, so a parser may read ahead in place; 0 for inflated copies.
   Result<std::string_view> read_text(const std::string& record, std::vector<std::byte>& scratch,
                                      size_t* readable_after = nullptr) const;
-  Result<std::shared_ptr<Storage>> storage(const std::string& record);
+  Result<std::shared_ptr<Storage>> storage(const ZipEntry& entry);
   Status load_state(const std::string& method, const std::string& dir, const std::string& config_record,
                     ExportedProgram& ep, bool constants);
 
@@ -60,7 +61,9 @@ class ArchiveReader {
   std::string path_;
   std::string top_;  // "name/" or "" for flat archives
   const Pt2ReadOptions& options_;
-  std::unordered_map<std::string, std::shared_ptr<Storage>> storages_;
+  // One storage per record, however many tensors view it (keyed by entry:
+  // a deep network has tens of thousands, each found once).
+  FlatMap<const ZipEntry*, std::shared_ptr<Storage>> storages_;
   uint64_t zero_filled_ = 0;  // bytes allocated for fake tensors so far
 };
 
@@ -79,13 +82,10 @@ Result<std::string_view> ArchiveReader::read_text(const std::string& record, std
   return std::string_view(reinterpret_cast<const char*>(scratch.data()), scratch.size());
 }
 
-Result<std::shared_ptr<Storage>> ArchiveReader::storage(const std::string& record) {
-  auto it = storages_.find(record);
-  if (it != storages_.end()) return it->second;
-  const ZipEntry* e = find(record);
-  if (!e) return make_error(path_ + ": missing record '" + record + "'");
-  LATHE_ASSIGN_OR_RETURN(std::shared_ptr<Storage> s, zip_.view_storage(*e));
-  storages_.emplace(record, s);
+Result<std::shared_ptr<Storage>> ArchiveReader::storage(const ZipEntry& entry) {
+  if (const std::shared_ptr<Storage>* known = storages_.find(&entry)) return *known;
+  LATHE_ASSIGN_OR_RETURN(std::shared_ptr<Storage> s, zip_.view_storage(entry));
+  storages_.emplace(&entry, s);
   return s;
 }
 
@@ -96,37 +96,42 @@ Status ArchiveReader::load_state(const std::string& method, const std::string& d
   LATHE_ASSIGN_OR_RETURN(std::string_view text, read_text(config_record, scratch, &after));
   LATHE_ASSIGN_OR_RETURN(PayloadConfig config, decode_payload_config(text, path_ + ": " + config_record, after));
   done_with(config_record);
+  std::string record = top_ + dir;  // the full entry name, its last part replaced per tensor
+  const size_t record_prefix = record.size();
   for (const auto& [fqn, meta] : config) {
-    std::string where = "$.config." + fqn;
+    // Built only for a message: this loop runs once per weight.
+    auto at = [&fqn](std::string_view field = {}) { return "$.config." + fqn + std::string(field); };
+    auto named = [&] { return "record '" + record.substr(top_.size()) + "'"; };
     if (meta.path_name.empty() || meta.path_name.find('/') != std::string::npos || meta.path_name == "..") {
-      return error(config_record, where + ".path_name: '" + meta.path_name + "' is not a record name in " + dir);
+      return error(config_record, at(".path_name") + ": '" + meta.path_name + "' is not a record name in " + dir);
     }
-    std::string record = dir + meta.path_name;
+    record.resize(record_prefix);
+    record += meta.path_name;
+    const ZipEntry* e = zip_.find(record);
+    if (!e) return error(config_record, at() + ": missing " + named());
     if (meta.use_pickle) {
       // Tensor subclasses and custom objects: kept as bytes, not interpreted.
-      const ZipEntry* e = find(record);
-      if (!e) return error(config_record, where + ": missing record '" + record + "'");
       LATHE_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, zip_.read(*e));
       ep.opaque_constants.emplace_back(fqn, std::move(bytes));
       continue;
     }
-    if (!meta.tensor_meta) return error(config_record, where + ".tensor_meta: missing for a raw tensor");
+    if (!meta.tensor_meta) return error(config_record, at(".tensor_meta") + ": missing for a raw tensor");
     const TensorMeta& tm = *meta.tensor_meta;
     Tensor t;
     t.dtype = tm.dtype;
     t.requires_grad = tm.requires_grad;
     auto sizes = tm.concrete_sizes();
-    if (!sizes) return error(config_record, where + ".tensor_meta.sizes: symbolic sizes in a weight");
+    if (!sizes) return error(config_record, at(".tensor_meta.sizes") + ": symbolic sizes in a weight");
     t.sizes = *sizes;
     for (const auto& s : tm.strides) {
-      if (!s.is_concrete()) return error(config_record, where + ".tensor_meta.strides: symbolic stride in a weight");
+      if (!s.is_concrete()) return error(config_record, at(".tensor_meta.strides") + ": symbolic stride in a weight");
       t.strides.push_back(s.value());
     }
     if (!tm.storage_offset.is_concrete()) {
-      return error(config_record, where + ".tensor_meta.storage_offset: symbolic offset in a weight");
+      return error(config_record, at(".tensor_meta.storage_offset") + ": symbolic offset in a weight");
     }
     t.storage_offset = tm.storage_offset.value();
-    LATHE_ASSIGN_OR_RETURN(t.storage, storage(record));
+    LATHE_ASSIGN_OR_RETURN(t.storage, storage(*e));
     size_t elem = dtype_size(t.dtype);
     // PyTorch writes 0-byte records for fake tensors; it loads them as zeros.
     // Their declared size is untrusted: bounded before anything is allocated
@@ -136,7 +141,7 @@ Status ArchiveReader::load_state(const std::string& method, const std::string& d
     for (int64_t d : t.sizes) bad_sizes |= d < 0 || __builtin_mul_overflow(numel, static_cast<uint64_t>(d), &numel);
     if (t.storage->nbytes() == 0 && !bad_sizes && numel > 0) {
       if (__builtin_mul_overflow(numel, elem, &zeros) || zeros > options_.max_zero_filled_bytes - zero_filled_) {
-        return error(config_record, where + ": record '" + record + "' is empty (a fake tensor, read as zeros), and " +
+        return error(config_record, at() + ": " + named() + " is empty (a fake tensor, read as zeros), and " +
                                         shape_string(t.sizes) + " " + std::string(dtype_name(t.dtype)) +
                                         " is too large to fill with zeros (limit: " +
                                         std::to_string(options_.max_zero_filled_bytes) + " bytes per archive)");
@@ -146,12 +151,12 @@ Status ArchiveReader::load_state(const std::string& method, const std::string& d
       t.strides = Tensor::contiguous_strides(t.sizes);
       t.storage_offset = 0;
     } else if (elem == 0 || t.storage->nbytes() % elem != 0) {
-      return error(config_record, where + ": record '" + record + "' has " + std::to_string(t.storage->nbytes()) +
+      return error(config_record, at() + ": " + named() + " has " + std::to_string(t.storage->nbytes()) +
                                       " bytes, not a multiple of the " + std::string(dtype_name(t.dtype)) +
                                       " element size " + std::to_string(elem));
     }
     Status fits = t.check_fits();
-    if (!fits.ok()) return error(config_record, where + ": record '" + record + "': " + fits.error().message());
+    if (!fits.ok()) return error(config_record, at() + ": " + named() + ": " + fits.error().message());
     if (constants) {
       ep.constants.set(fqn, std::move(t));
     } else if (meta.is_param) {
