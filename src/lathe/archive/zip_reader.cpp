@@ -65,9 +65,11 @@ Result<ZipReader> ZipReader::open(const std::string& path, ZipLimits limits) {
   return r;
 }
 
-void ZipReader::release(const ZipEntry& e) const {
+void ZipReader::release(const ZipEntry& e) const { release(e, e.size); }
+
+void ZipReader::release(const ZipEntry& e, uint64_t prefix) const {
   if (file_ && e.method == 0 && e.data_offset <= size_ && e.size <= size_ - e.data_offset) {
-    file_->release(e.data_offset, e.size);
+    file_->release(e.data_offset, std::min(prefix, e.size));
   }
 }
 

@@ -84,6 +84,8 @@ class ZipReader {
   // memory (MappedFile::release); views of it stay valid. Nothing for
   // archives in memory.
   void release(const ZipEntry& e) const;
+  // The same for the entry's first `prefix` bytes.
+  void release(const ZipEntry& e, uint64_t prefix) const;
   // A copy of the entry's uncompressed bytes; DEFLATE entries are inflated,
   // bounded by both the declared size and limits.max_inflated_bytes.
   Result<std::vector<std::byte>> read(const ZipEntry& e) const;

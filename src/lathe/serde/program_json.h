@@ -5,6 +5,7 @@
 // schema's declaration order, so write -> read -> write is byte-identical.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -23,6 +24,12 @@ struct JsonDecodeOptions {
   // SIMDJSON_PADDING (64) the text is parsed in place, without a copy; a
   // record inside a zip always has the central directory after it.
   size_t readable_after = 0;
+  // Told now and then (about every MiB) how many bytes of `json` the decoder
+  // has gone past. It reads them again only to decode a member kept for
+  // later (a graph's outputs), so a caller reading from a file map may drop
+  // their pages from memory meanwhile (they come back from the file if
+  // read), keeping a deep network's text from being resident all at once.
+  std::function<void(size_t)> read_past;
 };
 
 // Decodes graph, signature and metadata. State tensors are not in this record;

@@ -33,7 +33,8 @@ struct GraphState {
 
 class ProgramDecoder {
  public:
-  explicit ProgramDecoder(const JsonDecodeOptions& options) : r_(options.origin), options_(options) {}
+  ProgramDecoder(const JsonDecodeOptions& options, std::string_view text)
+      : r_(options.origin), options_(options), text_(text) {}
   Result<std::unique_ptr<ExportedProgram>> decode(json::Document& doc);
 
  private:
@@ -112,8 +113,13 @@ class ProgramDecoder {
   Status decode_output_spec(JValue& spec, const JsonPath& sp, size_t index, ExportedProgram& ep);
   Result<std::optional<std::string_view>> spec_arg_name(JValue& v, const JsonPath& p, size_t depth = 0);
 
+  // Reports (JsonDecodeOptions::read_past) that the decoder is at `v`.
+  void reached(JValue& v);
+
   json::Reader r_;
   const JsonDecodeOptions& options_;
+  std::string_view text_;  // the document (positions are reported in it)
+  size_t reported_ = 0;
   json::TensorMetaCache metas_;
 };
 
@@ -128,6 +134,19 @@ Result<lathe::Value*> ProgramDecoder::define(GraphState& s, Node* producer, Valu
   lathe::Value* v = producer ? a.new_node_value(producer, kind, n) : a.insert_placeholder(kind, n);
   if (kind == ValueKind::Tensor) s.tensors.push_back(v);
   return v;
+}
+
+void ProgramDecoder::reached(JValue& v) {
+  constexpr size_t kEvery = size_t{1} << 20;
+  if (!options_.read_past) return;
+  const std::string_view token = v.raw_json_token();
+  // A member decoded later is parsed from its own text, in place; a
+  // document parsed from a padded copy reports nothing.
+  if (token.data() < text_.data() || token.data() > text_.data() + text_.size()) return;
+  const size_t at = static_cast<size_t>(token.data() - text_.data());
+  if (at < reported_ + kEvery) return;
+  reported_ = at;
+  options_.read_past(at);
 }
 
 Result<lathe::Value*> ProgramDecoder::lookup(Graph& g, std::string_view name, const JsonPath& p) {
@@ -602,6 +621,7 @@ Status ProgramDecoder::decode_node_outputs(JValue& v, const JsonPath& p, GraphSt
 }
 
 Status ProgramDecoder::decode_node(JValue& v, const JsonPath& p, GraphState& s, size_t depth) {
+  reached(v);
   Graph& g = s.g;
   NodeMembers m;
   Node* node = nullptr;
@@ -705,6 +725,7 @@ Status ProgramDecoder::decode_graph_input(JValue& in, const JsonPath& ap, GraphS
 // names no tensor of this graph, or one already described, is ignored.
 Status ProgramDecoder::decode_tensor_values(JValue& v, const JsonPath& p, GraphState& s) {
   return r_.for_each_member(v, p, [&](std::string_view name, JValue& x, const JsonPath& mp) -> Status {
+    reached(x);
     LATHE_ASSIGN_OR_RETURN(MetaRef meta, metas_.get(r_, x, mp));
     lathe::Value* t = nullptr;
     if (s.next_tensor < s.tensors.size() && s.tensors[s.next_tensor]->name() == name) {
@@ -1166,7 +1187,7 @@ Result<std::unique_ptr<ExportedProgram>> ProgramDecoder::decode(json::Document& 
 Result<std::unique_ptr<ExportedProgram>> decode_program_json(std::string_view text, const JsonDecodeOptions& options) {
   LATHE_ASSIGN_OR_RETURN(std::unique_ptr<json::Document> doc,
                          json::Document::parse(text, options.origin, options.readable_after));
-  ProgramDecoder decoder(options);
+  ProgramDecoder decoder(options, text);
   return decoder.decode(*doc);
 }
 

@@ -208,6 +208,7 @@ Result<Program> ArchiveReader::read() {
     LATHE_ASSIGN_OR_RETURN(std::string_view text, read_text(model_record, scratch, &jopts.readable_after));
     jopts.origin = path_ + ": " + model_record;
     jopts.max_depth = options_.max_json_depth;
+    if (const ZipEntry* e = find(model_record)) jopts.read_past = [this, e](size_t n) { zip_.release(*e, n); };
     LATHE_ASSIGN_OR_RETURN(std::unique_ptr<ExportedProgram> ep, decode_program_json(text, jopts));
     done_with(model_record);
     if (pickled_weights) {

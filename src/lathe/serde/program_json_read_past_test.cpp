@@ -1,0 +1,58 @@
+// JsonDecodeOptions::read_past: how far the decoder has read, reported as it
+// goes, so an archive reader can drop the text it has gone past.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "lathe/ir/exported_program.h"
+#include "lathe/ir/graph_builder.h"
+#include "lathe/serde/program_json.h"
+
+namespace lathe {
+namespace {
+
+// A chain of `n` relus: about 420 bytes of program JSON per node.
+std::string chain_json(int n) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* h = b.user_input("x", {2, 3});
+  for (int i = 0; i < n; ++i) h = b.call("aten.relu.default", {{"self", h}}, std::vector<int64_t>{2, 3});
+  b.user_output(h);
+  return encode_program_json(ep);
+}
+
+TEST(ProgramJsonReadPast, ReportsRisingPositionsAboutEveryMebibyteAndDecodesTheSame) {
+  const std::string text = chain_json(10000);
+  ASSERT_GT(text.size(), size_t{3} << 20) << "the test needs a text of several MiB";
+  // Readable bytes after the text, as a zip record has: parsed in place.
+  const std::string padded = text + std::string(64, ' ');
+  std::vector<size_t> reported;
+  JsonDecodeOptions options;
+  options.readable_after = 64;
+  options.read_past = [&](size_t at) { reported.push_back(at); };
+  auto decoded = decode_program_json(std::string_view(padded.data(), text.size()), options);
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message();
+  ASSERT_GE(reported.size(), text.size() / (size_t{1} << 20) - 1);
+  for (size_t i = 0; i < reported.size(); ++i) {
+    EXPECT_LT(reported[i], text.size());
+    EXPECT_GE(reported[i], (i + 1) * (size_t{1} << 20)) << i;  // at least a MiB further each time
+    if (i > 0) EXPECT_GT(reported[i], reported[i - 1]);
+  }
+  EXPECT_EQ(encode_program_json(**decoded), text);
+}
+
+// Text the parser had to copy (no padding after it) gives no positions:
+// they would be in the copy, not in the caller's bytes.
+TEST(ProgramJsonReadPast, ACopiedTextReportsNothing_NEG) {
+  const std::string text = chain_json(6000);
+  std::vector<size_t> reported;
+  JsonDecodeOptions options;
+  options.readable_after = 0;
+  options.read_past = [&](size_t at) { reported.push_back(at); };
+  auto decoded = decode_program_json(std::string_view(text), options);
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message();
+  EXPECT_TRUE(reported.empty());
+}
+
+}  // namespace
+}  // namespace lathe
