@@ -98,7 +98,11 @@ Status ArchiveReader::load_state(const std::string& method, const std::string& d
   done_with(config_record);
   std::string record = top_ + dir;  // the full entry name, its last part replaced per tensor
   const size_t record_prefix = record.size();
-  for (const auto& [fqn, meta] : config) {
+  for (const auto& entry : config) {
+    // (Named references, not a structured binding: clang before 16 cannot
+    // capture one.)
+    const std::string& fqn = entry.first;
+    const PayloadMeta& meta = entry.second;
     // Built only for a message: this loop runs once per weight.
     auto at = [&fqn](std::string_view field = {}) { return "$.config." + fqn + std::string(field); };
     auto named = [&] { return "record '" + record.substr(top_.size()) + "'"; };
