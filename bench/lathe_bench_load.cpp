@@ -7,6 +7,7 @@
 //     `mlp`: each layer is followed by a relu, as in nn.Sequential(Linear,
 //     ReLU, ...): 3 nodes per layer, the MLP `make bench` transforms)
 //   lathe_bench_load load FILE.pt2 [SAVE.pt2]         load it (and save it) and report
+//   lathe_bench_load decode FILE.pt2 N                decode its graph JSON N times (for a profiler)
 //   lathe_bench_load time CMD [ARGS...]               run a command, report its wall and
 //     CPU time and peak RSS:  RATE time <wall s> <user s> <sys s> <peak RSS KiB>
 //
@@ -253,6 +254,28 @@ int load(const std::string& path, const std::string& out) {
   return json_rates(path);
 }
 
+// decode FILE.pt2 N: the graph JSON record decoded N times and nothing
+// else, for a profiler (`perf record lathe_bench_load decode ...`).
+int decode_repeatedly(const std::string& path, int times) {
+  auto zip = ZipReader::open(path);
+  if (!zip.ok()) return 1;
+  for (const auto& e : zip->entries()) {
+    if (e.name.find("/models/") == std::string::npos || e.name.size() < 5 ||
+        e.name.compare(e.name.size() - 5, 5, ".json") != 0)
+      continue;
+    auto bytes = zip->view(e);
+    std::string_view text(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+    JsonDecodeOptions options;
+    options.readable_after = zip->total_size() - (e.data_offset + e.size);
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < times; ++i)
+      if (!decode_program_json(text, options).ok()) return 1;
+    std::printf("decoded %.1f MB %d times: %.3f s each\n", text.size() / 1e6, times, seconds_since(t0) / times);
+    return 0;
+  }
+  return 1;
+}
+
 // A whole process, as a user runs it: wall clock from fork to exit, and
 // what the kernel accounted to the child (wait4).
 int time_command(char** argv) {
@@ -284,7 +307,8 @@ int main(int argc, char** argv) {
     return generate(argv[2], layers, dim, modules, mlp);
   }
   if (argc >= 3 && std::strcmp(argv[1], "time") == 0) return time_command(argv + 2);
+  if (argc == 4 && std::strcmp(argv[1], "decode") == 0) return decode_repeatedly(argv[2], std::atoi(argv[3]));
   if ((argc == 3 || argc == 4) && std::strcmp(argv[1], "load") == 0) return load(argv[2], argc == 4 ? argv[3] : "");
-  std::fprintf(stderr, "usage: %s generate OUT.pt2 [LAYERS] [DIM] [modules|mlp] | load FILE.pt2 [SAVE.pt2] | time CMD...\n", argv[0]);
+  std::fprintf(stderr, "usage: %s generate OUT.pt2 [LAYERS] [DIM] [modules|mlp] | load FILE.pt2 [SAVE.pt2] | decode FILE.pt2 N | time CMD...\n", argv[0]);
   return 2;
 }

@@ -1,5 +1,8 @@
 #include "lathe/serde/json_reader.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -194,6 +197,32 @@ Error Reader::failure(const JsonPath& path, simdjson::error_code code, const std
   return error(path, std::string("invalid JSON: ") + simdjson::error_message(code));
 }
 
+namespace {
+
+// The document iterator a value reads from. simdjson keeps it protected;
+// naming it through a derived class is the one way to reach it without
+// changing the library (Debian's simdjson 3.0.1 is used as installed).
+struct IteratorOf : od::value {
+  static const od::json_iterator& of(const od::value& v) { return (v.*(&IteratorOf::iter)).json_iter(); }
+};
+
+}  // namespace
+
+void release_index_before(const Value& v) {
+  // Kept behind the value: what its enclosing arrays and objects may still
+  // peek at (the previous token), with a wide margin.
+  constexpr size_t kKeptEntries = size_t{16} << 10;
+  const od::json_iterator& it = IteratorOf::of(v);
+  const uint32_t* root = it.root_position();
+  const uint32_t* at = it.position();
+  if (at <= root || static_cast<size_t>(at - root) <= kKeptEntries) return;
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t from = (reinterpret_cast<uintptr_t>(root) + page - 1) & ~(page - 1);
+  const uintptr_t to = reinterpret_cast<uintptr_t>(at - kKeptEntries) & ~(page - 1);
+  // Advice only: where the kernel declines, the pages simply stay.
+  if (to > from) madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
+}
+
 Result<Object> Reader::object(Value& v, const JsonPath& p) const {
   Object o;
   if (auto err = v.get_object().get(o)) return failure(p, err, "an object");
@@ -264,6 +293,17 @@ Result<bool> Reader::boolean(Value& v, const JsonPath& p) const {
 }
 
 Result<std::string_view> Reader::string(Value& v, const JsonPath& p) const {
+  // A string without escapes (almost every name) is read where it stands in
+  // the text: unescaping it would copy it into the parser's buffer, which
+  // then grows with every name of a large graph. The opening quote is the
+  // token; stage 1 has already checked the string is closed and valid UTF-8.
+  const std::string_view token = v.raw_json_token();
+  if (!token.empty() && token[0] == '"') {
+    const char* begin = token.data() + 1;
+    const char* end = begin;
+    while (*end != '"' && *end != '\\') ++end;
+    if (*end == '"') return std::string_view(begin, static_cast<size_t>(end - begin));
+  }
   std::string_view s;
   if (auto err = v.get_string().get(s)) return failure(p, err, "a string");
   return s;

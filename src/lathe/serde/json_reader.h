@@ -54,6 +54,8 @@ class Document {
   // Iterates the text afresh: after an error simdjson abandons a document,
   // and rewinding that one would read through a null parser.
   Result<Value> rewind();
+  // Whether the text is parsed where it stands (not copied).
+  bool in_place() const { return copy_.size() == 0; }
 
  private:
   Document() = default;
@@ -64,6 +66,15 @@ class Document {
   od::document doc_;
   std::string origin_;
 };
+
+// Drops from memory the part of the document's token index that lies
+// before `v` (less a margin). simdjson indexes every token of a document
+// before the first value is read, four bytes per token: for a large graph
+// that index is as big as its text, and most of it has been passed long
+// before the end. The entries come back as zeros, so call this only where
+// nothing before `v` is read again: no find() on an object that encloses it,
+// no rewind() without a fresh iteration (Document::rewind iterates afresh).
+void release_index_before(const Value& v);
 
 class Reader {
  public:

@@ -24,11 +24,14 @@ struct JsonDecodeOptions {
   // SIMDJSON_PADDING (64) the text is parsed in place, without a copy; a
   // record inside a zip always has the central directory after it.
   size_t readable_after = 0;
-  // Told now and then (about every MiB) how many bytes of `json` the decoder
-  // has gone past. It reads them again only to decode a member kept for
-  // later (a graph's outputs), so a caller reading from a file map may drop
-  // their pages from memory meanwhile (they come back from the file if
-  // read), keeping a deep network's text from being resident all at once.
+  // Told which bytes of `json` the decoder does not need in memory now: a
+  // caller reading from a file map may drop their pages (they come back
+  // from the file if read again), so a deep network's text is never
+  // resident all at once. Called with json.size() when simdjson's first
+  // pass, which reads every byte, is done (the decoder then reads the text
+  // front to back), and then about every MiB with how far the decoder has
+  // gone (it goes back only for a member kept for later, a graph's outputs).
+  // Nothing is reported for a text the parser had to copy.
   std::function<void(size_t)> read_past;
 };
 

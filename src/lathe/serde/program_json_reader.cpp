@@ -113,7 +113,8 @@ class ProgramDecoder {
   Status decode_output_spec(JValue& spec, const JsonPath& sp, size_t index, ExportedProgram& ep);
   Result<std::optional<std::string_view>> spec_arg_name(JValue& v, const JsonPath& p, size_t depth = 0);
 
-  // Reports (JsonDecodeOptions::read_past) that the decoder is at `v`.
+  // Reports (JsonDecodeOptions::read_past) that the decoder is at `v`, and
+  // drops the document index behind it (json::release_index_before).
   void reached(JValue& v);
 
   json::Reader r_;
@@ -138,7 +139,6 @@ Result<lathe::Value*> ProgramDecoder::define(GraphState& s, Node* producer, Valu
 
 void ProgramDecoder::reached(JValue& v) {
   constexpr size_t kEvery = size_t{1} << 20;
-  if (!options_.read_past) return;
   const std::string_view token = v.raw_json_token();
   // A member decoded later is parsed from its own text, in place; a
   // document parsed from a padded copy reports nothing.
@@ -146,7 +146,11 @@ void ProgramDecoder::reached(JValue& v) {
   const size_t at = static_cast<size_t>(token.data() - text_.data());
   if (at < reported_ + kEvery) return;
   reported_ = at;
-  options_.read_past(at);
+  // Nodes and value-table entries are read front to back inside objects
+  // read the same way (no find() encloses them), so the index behind them
+  // is never read again.
+  json::release_index_before(v);
+  if (options_.read_past) options_.read_past(at);
 }
 
 Result<lathe::Value*> ProgramDecoder::lookup(Graph& g, std::string_view name, const JsonPath& p) {
@@ -1187,6 +1191,7 @@ Result<std::unique_ptr<ExportedProgram>> ProgramDecoder::decode(json::Document& 
 Result<std::unique_ptr<ExportedProgram>> decode_program_json(std::string_view text, const JsonDecodeOptions& options) {
   LATHE_ASSIGN_OR_RETURN(std::unique_ptr<json::Document> doc,
                          json::Document::parse(text, options.origin, options.readable_after));
+  if (options.read_past && doc->in_place()) options.read_past(text.size());
   ProgramDecoder decoder(options, text);
   return decoder.decode(*doc);
 }
