@@ -180,7 +180,8 @@ inline bool StringToArgument::operator==(const StringToArgument& o) const { retu
 Argument value_argument(Value* v);
 
 // Argument kind from the schema: positional or keyword.
-enum class ArgKind : int64_t { Unknown = 0, Positional = 1, Keyword = 2 };
+// One byte: a NamedArgument per call argument adds up in a large graph.
+enum class ArgKind : uint8_t { Unknown = 0, Positional = 1, Keyword = 2 };
 
 struct NamedArgument {
   std::string name;

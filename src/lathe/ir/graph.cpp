@@ -16,8 +16,8 @@ Graph::~Graph() {
   for (Value* v : placeholder_values_) destroy_value(v);
 }
 
-Value* Graph::new_value(ValueKind kind, const std::string& name) {
-  return new (value_pool_.allocate()) Value(kind, name, this);
+Value* Graph::new_value(ValueKind kind, std::string name) {
+  return new (value_pool_.allocate()) Value(kind, std::move(name), this);
 }
 
 void Graph::destroy_value(Value* v) {
@@ -45,9 +45,13 @@ void Graph::unlink(Node* n) {
   n->prev_ = n->next_ = nullptr;
 }
 
-Value* Graph::make_value(ValueKind kind, const std::string& name) {
-  Value* v = new_value(kind, names_.contains(name) ? unique_name(name) : name);
-  names_.insert(v);
+Value* Graph::make_value(ValueKind kind, std::string name) {
+  // One probe of the name index when the name is free (the common case).
+  Value* v = new_value(kind, std::move(name));
+  if (!names_.insert_if_absent(v)) {
+    v->name_ = unique_name(v->name_);
+    names_.insert(v);
+  }
   return v;
 }
 
@@ -74,8 +78,8 @@ Value* Graph::find_value(std::string_view name) const {
   return names_.find(name);
 }
 
-Value* Graph::insert_placeholder(ValueKind kind, const std::string& name, size_t position) {
-  Value* v = make_value(kind, name);
+Value* Graph::insert_placeholder(ValueKind kind, std::string name, size_t position) {
+  Value* v = make_value(kind, std::move(name));
   placeholder_values_.emplace_back(v);
   Argument arg;
   switch (kind) {
@@ -165,15 +169,15 @@ Node* Graph::create_node(OpTarget target, std::vector<NamedArgument> inputs, Nod
   return n;
 }
 
-Value* Graph::new_node_value(Node* node, ValueKind kind, const std::string& name) {
-  Value* v = make_value(kind, name);
+Value* Graph::new_node_value(Node* node, ValueKind kind, std::string name) {
+  Value* v = make_value(kind, std::move(name));
   v->producer_ = node;
   node->defined_.emplace_back(v);
   return v;
 }
 
-Value* Graph::add_node_output(Node* node, ValueKind kind, const std::string& name) {
-  Value* v = new_node_value(node, kind, name);
+Value* Graph::add_node_output(Node* node, ValueKind kind, std::string name) {
+  Value* v = new_node_value(node, kind, std::move(name));
   switch (kind) {
     case ValueKind::SymInt: node->outputs_.emplace_back(SymIntArg{v}); break;
     case ValueKind::SymFloat: node->outputs_.emplace_back(SymFloatArg{v}); break;

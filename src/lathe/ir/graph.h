@@ -80,8 +80,9 @@ class Graph {
 
   // ---- mutators (Rewriter, GraphAssembler) ----
   // Creates a placeholder value and inserts its argument at `position`
-  // (default: the end). The name is made unique if taken.
-  Value* insert_placeholder(ValueKind kind, const std::string& name, size_t position = SIZE_MAX);
+  // (default: the end). The name is made unique if taken. Names are taken by
+  // value and moved into the Value: a decoded graph copies each name once.
+  Value* insert_placeholder(ValueKind kind, std::string name, size_t position = SIZE_MAX);
   // Inserts a non-value input (constant_input placeholders carry a literal).
   void insert_literal_input(Argument literal, size_t position = SIZE_MAX);
   // Removes input `position`; its value must have no uses.
@@ -94,10 +95,10 @@ class Graph {
   Node* create_node(OpTarget target, std::vector<NamedArgument> inputs, Node* before = nullptr);
   // Adds a value defined by `node` and appends it as a single output
   // (TensorRef / SymIntArg / ... by kind).
-  Value* add_node_output(Node* node, ValueKind kind, const std::string& name);
+  Value* add_node_output(Node* node, ValueKind kind, std::string name);
   // Adds a value defined by `node` without appending an output argument (for
   // list outputs built by the caller, then set_node_outputs()).
-  Value* new_node_value(Node* node, ValueKind kind, const std::string& name);
+  Value* new_node_value(Node* node, ValueKind kind, std::string name);
   void set_node_outputs(Node* node, std::vector<Argument> outputs);
   // Erases a node whose defined values have no uses.
   Status erase_node(Node* node);
@@ -109,7 +110,7 @@ class Graph {
   Status rename(Value* value, const std::string& name);
   void set_single_tensor_return(bool v) { single_tensor_return_ = v; }
 
-  Value* make_value(ValueKind kind, const std::string& name);
+  Value* make_value(ValueKind kind, std::string name);
   void add_output_uses(const Argument& arg);
   void remove_output_uses(const Argument& arg);
   // Re-stamps Value::input_index() of the inputs from `from` on.
@@ -121,7 +122,7 @@ class Graph {
   Value* clone_value(const Value& v);
 
   // Creates a value in the pool; destroy_value() gives it back.
-  Value* new_value(ValueKind kind, const std::string& name);
+  Value* new_value(ValueKind kind, std::string name);
   void destroy_value(Value* v);
   // Unlinks nothing: destroys the node and the values it defines.
   void destroy_node(Node* n);

@@ -31,8 +31,8 @@ class GraphAssembler {
   Graph& graph() { return *g_; }
 
   // ---- building ----
-  Value* insert_placeholder(ValueKind kind, const std::string& name, size_t position = SIZE_MAX) {
-    return g_->insert_placeholder(kind, name, position);
+  Value* insert_placeholder(ValueKind kind, std::string name, size_t position = SIZE_MAX) {
+    return g_->insert_placeholder(kind, std::move(name), position);
   }
   void insert_literal_input(Argument literal, size_t position = SIZE_MAX) {
     g_->insert_literal_input(std::move(literal), position);
@@ -43,11 +43,11 @@ class GraphAssembler {
   Node* create_node(OpTarget target, std::vector<NamedArgument> inputs, Node* before = nullptr) {
     return g_->create_node(target, std::move(inputs), before);
   }
-  Value* add_node_output(Node* node, ValueKind kind, const std::string& name) {
-    return g_->add_node_output(node, kind, name);
+  Value* add_node_output(Node* node, ValueKind kind, std::string name) {
+    return g_->add_node_output(node, kind, std::move(name));
   }
-  Value* new_node_value(Node* node, ValueKind kind, const std::string& name) {
-    return g_->new_node_value(node, kind, name);
+  Value* new_node_value(Node* node, ValueKind kind, std::string name) {
+    return g_->new_node_value(node, kind, std::move(name));
   }
   void set_node_outputs(Node* node, std::vector<Argument> outputs) { g_->set_node_outputs(node, std::move(outputs)); }
   void insert_output(Argument arg, size_t position = SIZE_MAX) { g_->insert_output(std::move(arg), position); }

@@ -16,6 +16,17 @@ size_t NameIndex::probe(std::string_view name, uint64_t hash) const {
   }
 }
 
+bool NameIndex::insert_if_absent(Value* value) {
+  settle();
+  if (2 * (size_ + 1) > slots_.size()) grow();
+  const uint64_t h = hash_of(value->name());
+  Slot& s = slots_[probe(value->name(), h)];
+  if (s.value) return false;
+  ++size_;
+  s = Slot{h, value};
+  return true;
+}
+
 Value* NameIndex::find(std::string_view name) const {
   settle();
   if (size_ == 0) return nullptr;

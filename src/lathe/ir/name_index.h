@@ -17,9 +17,10 @@
 // a short queue; the erasure it displaces from the queue, issued a dozen
 // erasures earlier, finds its slot already fetched. Queued erasures are
 // carried out before any lookup or insertion, and by settle(). Until then
-// the queued addresses are only compared, never read, and the graph cannot
-// reuse a value's storage without first asking the index about the new
-// value's name, which settles.
+// the queued addresses are only compared, never read, and a value made in
+// reused storage enters the index only through insert() or
+// insert_if_absent(), which settle first (a queued erasure still finds the
+// old entry by its address).
 #pragma once
 
 #include <cstddef>
@@ -41,6 +42,9 @@ class NameIndex {
   bool contains(std::string_view name) const { return find(name) != nullptr; }
   // Adds `value` under its current name, replacing a value of the same name.
   void insert(Value* value);
+  // Adds `value` unless its name is taken (then returns false): one probe
+  // where contains() + insert() take two.
+  bool insert_if_absent(Value* value);
   // Removes `value`'s entry (under its current name), if it is the one
   // indexed: at once in a small table, at the next settle() in a large one.
   // The value may be destroyed right after.

@@ -122,6 +122,25 @@ TEST(NameIndex, LargeGraphQueuedErasuresAgreeWithAMap) {
   EXPECT_EQ(g.find_value("v50000"), nullptr);
 }
 
+TEST(NameIndex, InsertIfAbsentRefusesATakenNameAndKeepsTheFirst_NEG) {
+  Graph g;
+  GraphAssembler ga{g};
+  Value* a = ga.insert_placeholder(ValueKind::Tensor, "a");
+  Value* b = ga.insert_placeholder(ValueKind::Tensor, "b");
+  NameIndex index;
+  EXPECT_TRUE(index.insert_if_absent(a));
+  EXPECT_TRUE(index.insert_if_absent(b));
+  EXPECT_FALSE(index.insert_if_absent(a));  // its own name, now taken
+  EXPECT_EQ(index.size(), 2u);
+  EXPECT_EQ(index.find("a"), a);
+  EXPECT_EQ(index.find("b"), b);
+  // Through the graph: a taken name is made unique, the first value keeps it.
+  Value* again = ga.insert_placeholder(ValueKind::Tensor, "a");
+  EXPECT_EQ(again->name(), "a_1");
+  EXPECT_EQ(g.find_value("a"), a);
+  EXPECT_EQ(g.find_value("a_1"), again);
+}
+
 TEST(NameIndex, RenameToATakenNameIsRefusedAndChangesNothing_NEG) {
   Graph g;
   GraphAssembler ga(g);

@@ -47,10 +47,6 @@ const Argument* Node::input(std::string_view name) const {
   return nullptr;
 }
 
-std::vector<Value*> Node::defined_values() const {
-  return defined_;
-}
-
 Value* Node::output() const {
   if (outputs_.size() == 1) {
     if (auto* t = outputs_[0].get_if<TensorRef>()) return t->value;

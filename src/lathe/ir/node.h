@@ -39,7 +39,7 @@ class Node {
 
   const std::vector<Argument>& outputs() const { return outputs_; }
   // Values this node defines, in output order.
-  std::vector<Value*> defined_values() const;
+  const std::vector<Value*>& defined_values() const { return defined_; }
   // Convenience: the single tensor this node defines, or nullptr.
   Value* output() const;
 

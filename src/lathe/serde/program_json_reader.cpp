@@ -12,6 +12,7 @@
 // only when an entry is out of line. A graph's outputs, which come before
 // its nodes but name their values, are decoded after them.
 #include <cmath>
+#include <deque>
 
 #include "lathe/ir/graph_assembler.h"
 #include "lathe/ir/spec_kinds.h"
@@ -62,6 +63,10 @@ class ProgramDecoder {
   Status decode_sym_table(JValue& table, const JsonPath& p, Graph& g, Decode&& decode);
   template <typename Out>
   Result<Out> sym_scalar(JValue& v, const JsonPath& p);
+  // A node's inputs as they are decoded, one list per graph depth (a
+  // subgraph's nodes are decoded inside an argument of their parent's).
+  // A deque: deeper lists are added without moving the shallower ones.
+  std::deque<std::vector<NamedArgument>> input_scratch_;
   // A member met before the members it depends on: its text and path.
   struct Deferred {
     std::string_view text;
@@ -130,9 +135,9 @@ class ProgramDecoder {
 Result<lathe::Value*> ProgramDecoder::define(GraphState& s, Node* producer, ValueKind kind, std::string_view name,
                                              const JsonPath& p) {
   if (s.g.find_value(name)) return r_.error(p, "value '" + std::string(name) + "' is defined twice");
-  std::string n(name);
   GraphAssembler a(s.g);
-  lathe::Value* v = producer ? a.new_node_value(producer, kind, n) : a.insert_placeholder(kind, n);
+  lathe::Value* v = producer ? a.new_node_value(producer, kind, std::string(name))
+                             : a.insert_placeholder(kind, std::string(name));
   if (kind == ValueKind::Tensor) s.tensors.push_back(v);
   return v;
 }
@@ -635,8 +640,15 @@ Status ProgramDecoder::decode_node(JValue& v, const JsonPath& p, GraphState& s, 
       LATHE_ASSIGN_OR_RETURN(std::string_view target, r_.string(x, mp));
       m.target = OpTarget(target);
     } else if (key == "inputs" && !m.inputs) {
-      m.inputs.emplace();
-      return list(x, mp, *m.inputs, [&](JValue& in, const JsonPath& ap) { return decode_named_argument(in, ap, g, depth); });
+      // Collected in this depth's scratch list, then copied into a list of
+      // exactly their number: one allocation per node, none to spare.
+      while (input_scratch_.size() <= depth) input_scratch_.emplace_back();
+      std::vector<NamedArgument>& scratch = input_scratch_[depth];
+      scratch.clear();
+      LATHE_RETURN_IF_ERROR(
+          list(x, mp, scratch, [&](JValue& in, const JsonPath& ap) { return decode_named_argument(in, ap, g, depth); }));
+      m.inputs.emplace(std::make_move_iterator(scratch.begin()), std::make_move_iterator(scratch.end()));
+      return Status::Ok();
     } else if (key == "outputs" && !node && !m.early_outputs) {
       if (!m.target || !m.inputs) {
         std::string_view raw;
