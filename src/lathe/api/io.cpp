@@ -1,5 +1,9 @@
 // load / save: the .pt2 reader and writer, from a path or from memory.
 #include "lathe/lathe.h"
+
+#include <future>
+#include <optional>
+
 #include "lathe/ir/verify.h"
 #include "lathe/serde/pt2.h"
 
@@ -19,25 +23,50 @@ Result<Program> load_bytes(std::vector<std::byte> bytes, const std::string& name
 
 namespace {
 
-Result<Pt2WriteOptions> write_options(const Program& program, const SaveOptions& options) {
+Result<Pt2WriteOptions> write_options(const SaveOptions& options) {
   LATHE_ASSIGN_OR_RETURN(Pt2Format format, parse_pt2_format(options.format));
-  if (options.verify) LATHE_RETURN_IF_ERROR(verify(program));
   Pt2WriteOptions w;
   w.format = format;
   return w;
 }
 
+// Runs `write` with the program verified on a second thread meanwhile: the
+// writer asks for the verdict before its output takes effect, so a program
+// that does not verify is still never written, and the time to verify hides
+// behind the time to write. Both only read the program; the one thing
+// verify writes is its graphs' name index (settling queued erasures on the
+// first lookup), which the writer never looks at.
+template <typename Write>
+auto while_verifying(const Program& program, Pt2WriteOptions& w, Write&& write) {
+  auto verdict = std::async(std::launch::async, [&program] { return verify(program); });
+  std::optional<Status> verified;
+  w.before_commit = [&] {
+    verified = verdict.get();
+    return *verified;
+  };
+  auto written = write();
+  // A write that failed first still reports a program that does not verify
+  // (what an error before writing would have said).
+  if (!verified) verified = verdict.get();
+  if (!verified->ok()) return decltype(written)(verified->error());
+  return written;
+}
+
 }  // namespace
 
 Status save(const Program& program, const std::string& path, const SaveOptions& options) {
-  auto w = write_options(program, options);
+  auto w = write_options(options);
   if (!w.ok()) return w.error().context(path);
-  return write_pt2(program, path, *w);
+  if (!options.verify) return write_pt2(program, path, *w);
+  Status s = while_verifying(program, *w, [&] { return write_pt2(program, path, *w); });
+  if (!s.ok() && s.error().message().rfind(path, 0) != 0) return s.error().context(path);
+  return s;
 }
 
 Result<std::vector<std::byte>> save_bytes(const Program& program, const SaveOptions& options) {
-  LATHE_ASSIGN_OR_RETURN(Pt2WriteOptions w, write_options(program, options));
-  return write_pt2_bytes(program, w);
+  LATHE_ASSIGN_OR_RETURN(Pt2WriteOptions w, write_options(options));
+  if (!options.verify) return write_pt2_bytes(program, w);
+  return while_verifying(program, w, [&] { return write_pt2_bytes(program, w); });
 }
 
 }  // namespace lathe

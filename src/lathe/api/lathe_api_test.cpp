@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "lathe/harness/reference.h"
+#include "lathe/ir/verify.h"
 #include "lathe/lathe.h"
 #include "lathe/passes/constant_propagation.h"
 #include "lathe/runtime/compare.h"
@@ -112,6 +113,40 @@ TEST(LatheApi, SaveWritesAFileThatLoads) {
   auto again = load(path);
   ASSERT_TRUE(again.ok()) << again.error().message();
   EXPECT_EQ(inspect_json(*again).substr(0, 40), inspect_json(*program).substr(0, 40));
+}
+
+// save() verifies on a second thread while it writes; the file must still
+// never appear for a program that does not verify, whatever else fails.
+TEST(LatheApi, SaveNeverWritesAProgramThatDoesNotVerify_NEG) {
+  auto program = load(source_path("fixtures/simple_linear.pt2"));
+  ASSERT_TRUE(program.ok());
+  ExportedProgram& ep = *program->methods[0].program;
+  bool broken = false;
+  for (InputSpec& s : ep.input_specs) {
+    if (s.kind == InputKind::Parameter && !broken) {
+      s.target = "no.such.parameter";
+      broken = true;
+    }
+  }
+  ASSERT_TRUE(broken) << "the fixture needs a parameter";
+  const Status verdict = verify(*program);
+  ASSERT_FALSE(verdict.ok());
+  const std::string path = lathe::testing::temp_dir() + "/unverified.pt2";
+  Status s = save(*program, path);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message(), path + ": " + verdict.error().message());
+  EXPECT_FALSE(std::filesystem::exists(path));
+  auto bytes = save_bytes(*program);
+  ASSERT_FALSE(bytes.ok());
+  EXPECT_EQ(bytes.error().message(), verdict.error().message());
+  // A write that fails as well still reports what is wrong with the program.
+  const std::string nowhere = lathe::testing::temp_dir() + "/no/such/dir/out.pt2";
+  Status both = save(*program, nowhere);
+  ASSERT_FALSE(both.ok());
+  EXPECT_EQ(both.error().message(), nowhere + ": " + verdict.error().message());
+  // Unverified on request: written.
+  EXPECT_TRUE(save(*program, path, SaveOptions{.verify = false}).ok());
+  EXPECT_TRUE(std::filesystem::exists(path));
 }
 
 TEST(LatheApi, InspectJsonIsTheCliSummary) {

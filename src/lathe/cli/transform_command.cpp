@@ -157,16 +157,18 @@ int run_transform(const TransformCommandOptions& o, std::ostream& out, std::ostr
   }
   auto report = transform(*program, options);
   if (!report.ok()) return fail(report.error(), 1);
-  // Never write a program that does not verify, whatever the flags.
-  progress.step("verifying the result");
-  if (Status ok = verify(*program); !ok.ok()) {
-    progress.finish();
-    err << "lathe transform: " << o.output << ": the result of transforming " << o.input
-        << " does not verify, nothing written: " << ok.error().message() << "\n";
-    return 1;
+  // Never write a program that does not verify, whatever the flags: save()
+  // verifies while it writes, and the file appears only if it verified.
+  progress.step("verifying and writing " + o.output);
+  if (Status written = save(*program, o.output); !written.ok()) {
+    if (Status ok = verify(*program); !ok.ok()) {
+      progress.finish();
+      err << "lathe transform: " << o.output << ": the result of transforming " << o.input
+          << " does not verify, nothing written: " << ok.error().message() << "\n";
+      return 1;
+    }
+    return fail(written.error(), 1);
   }
-  progress.step("writing " + o.output);
-  if (Status written = save(*program, o.output, SaveOptions{.verify = false}); !written.ok()) return fail(written.error(), 1);
   progress.finish();
   print_report(o, *report, out);
   if (!o.view.empty()) {

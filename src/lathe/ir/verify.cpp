@@ -465,10 +465,21 @@ std::string_view output_group(int order) {
 // The names input specs give, by kind, for the orphan and output checks.
 // Views of the specs' own strings, which outlive the check.
 struct SpecNames {
-  explicit SpecNames(size_t n) : state(n), params(n), buffers(n), user_inputs(n), named_params(n) {}
+  // Each table sized for the specs of its kind: sized for all of them, the
+  // empty ones alone cost megabytes on a deep network.
+  explicit SpecNames(const decltype(ExportedProgram::input_specs)& specs)
+      : SpecNames(count(specs, InputKind::Parameter), count(specs, InputKind::Buffer),
+                  count(specs, InputKind::UserInput), specs.size()) {}
   FlatMap<std::string_view, size_t> state;  // params and buffers share one state namespace
   FlatSet<std::string_view> params, buffers, user_inputs;
   FlatSet<std::string_view> named_params, named_buffers, named_constants;
+
+ private:
+  SpecNames(size_t params_n, size_t buffers_n, size_t user_n, size_t all)
+      : state(all - user_n), params(params_n), buffers(buffers_n), user_inputs(user_n), named_params(params_n) {}
+  static size_t count(const decltype(ExportedProgram::input_specs)& specs, InputKind kind) {
+    return static_cast<size_t>(std::count_if(specs.begin(), specs.end(), [kind](const InputSpec& s) { return s.kind == kind; }));
+  }
 };
 
 // The graph input a spec describes is of the kind the spec needs.
@@ -653,7 +664,7 @@ Status check_signature(const ExportedProgram& ep, const Checker& c, const std::s
   if (g.outputs().size() != ep.output_specs.size())
     return make_error(where + ": the graph has " + std::to_string(g.outputs().size()) +
                       " output(s) but the signature " + std::to_string(ep.output_specs.size()) + " output spec(s)");
-  SpecNames names(ep.input_specs.size());
+  SpecNames names(ep.input_specs);
   LATHE_RETURN_IF_ERROR(check_input_specs(ep, c, where, names));
   LATHE_RETURN_IF_ERROR(check_orphans(ep, where, names));
   return check_output_specs(ep, c, where, names);

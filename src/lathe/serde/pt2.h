@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -57,6 +58,11 @@ struct Pt2WriteOptions {
   // The archive's top-level folder; default: pt2_archive_folder_name(path).
   std::string archive_name;
   Pt2Format format = Pt2Format::Pt2Raw;
+  // Asked once the whole archive is written, before it takes the path's
+  // place (write_pt2) or is returned (write_pt2_bytes): an error from it
+  // leaves nothing written. The API's save() waits here for a verify run
+  // on a second thread.
+  std::function<Status()> before_commit = nullptr;
 };
 
 // "2.9" | "2.8" | "legacy" -> format.

@@ -4,6 +4,7 @@
 // Storage that views the mapping, so loading a program never copies its
 // weights. Errors name the file, the record and (for JSON) the JSON path.
 #include <algorithm>
+#include <future>
 #include <optional>
 
 #include "lathe/ir/flat_map.h"
@@ -53,7 +54,13 @@ class ArchiveReader {
   Result<std::string_view> read_text(const std::string& record, std::vector<std::byte>& scratch,
                                      size_t* readable_after = nullptr) const;
   Result<std::shared_ptr<Storage>> storage(const ZipEntry& entry);
-  Status load_state(const std::string& method, const std::string& dir, const std::string& config_record,
+  // A weights or constants config, decoded (and its pages dropped).
+  Result<PayloadConfig> read_config(const std::string& config_record) const;
+  // The same, started on a second thread when the record is large and
+  // stored (a view of the mapping: nothing of the reader changes), to be
+  // decoded while the program is; otherwise nothing.
+  std::future<Result<PayloadConfig>> read_config_aside(const std::string& config_record) const;
+  Status load_state(const std::string& dir, const std::string& config_record, const PayloadConfig& config,
                     ExportedProgram& ep, bool constants);
 
   std::shared_ptr<const ZipReader> shared_zip_;  // kept by lazy records
@@ -89,13 +96,25 @@ Result<std::shared_ptr<Storage>> ArchiveReader::storage(const ZipEntry& entry) {
   return s;
 }
 
-Status ArchiveReader::load_state(const std::string& method, const std::string& dir, const std::string& config_record,
-                                 ExportedProgram& ep, bool constants) {
+Result<PayloadConfig> ArchiveReader::read_config(const std::string& config_record) const {
   std::vector<std::byte> scratch;
   size_t after = 0;
   LATHE_ASSIGN_OR_RETURN(std::string_view text, read_text(config_record, scratch, &after));
   LATHE_ASSIGN_OR_RETURN(PayloadConfig config, decode_payload_config(text, path_ + ": " + config_record, after));
   done_with(config_record);
+  return config;
+}
+
+std::future<Result<PayloadConfig>> ArchiveReader::read_config_aside(const std::string& config_record) const {
+  // Below this a thread costs more than it saves.
+  constexpr uint64_t kWorthAThread = uint64_t{256} << 10;
+  const ZipEntry* e = find(config_record);
+  if (!e || e->method != 0 || e->size < kWorthAThread) return {};
+  return std::async(std::launch::async, [this, config_record] { return read_config(config_record); });
+}
+
+Status ArchiveReader::load_state(const std::string& dir, const std::string& config_record, const PayloadConfig& config,
+                                 ExportedProgram& ep, bool constants) {
   std::string record = top_ + dir;  // the full entry name, its last part replaced per tensor
   const size_t record_prefix = record.size();
   for (const auto& entry : config) {
@@ -169,7 +188,6 @@ Status ArchiveReader::load_state(const std::string& method, const std::string& d
       ep.buffers.set(fqn, std::move(t));
     }
   }
-  (void)method;
   return Status::Ok();
 }
 
@@ -213,6 +231,9 @@ Result<Program> ArchiveReader::read() {
     jopts.origin = path_ + ": " + model_record;
     jopts.max_depth = options_.max_json_depth;
     if (const ZipEntry* e = find(model_record)) jopts.read_past = [this, e](size_t n) { zip_.release(*e, n); };
+    // A deep network's weights config (one entry per weight) is decoded on
+    // a second thread meanwhile; the weights are attached after both.
+    auto weights_aside = pickled_weights ? std::future<Result<PayloadConfig>>() : read_config_aside(weights_config);
     LATHE_ASSIGN_OR_RETURN(std::unique_ptr<ExportedProgram> ep, decode_program_json(text, jopts));
     done_with(model_record);
     if (pickled_weights) {
@@ -228,9 +249,12 @@ Result<Program> ArchiveReader::read() {
       pickled = true;
     } else {
       if (!find(weights_config)) return make_error(path_ + ": missing record '" + weights_config + "'");
-      LATHE_RETURN_IF_ERROR(load_state(name, "data/weights/", weights_config, *ep, false));
+      LATHE_ASSIGN_OR_RETURN(PayloadConfig weights,
+                             weights_aside.valid() ? weights_aside.get() : read_config(weights_config));
+      LATHE_RETURN_IF_ERROR(load_state("data/weights/", weights_config, weights, *ep, false));
       if (find(constants_config)) {
-        LATHE_RETURN_IF_ERROR(load_state(name, "data/constants/", constants_config, *ep, true));
+        LATHE_ASSIGN_OR_RETURN(PayloadConfig constants, read_config(constants_config));
+        LATHE_RETURN_IF_ERROR(load_state("data/constants/", constants_config, constants, *ep, true));
       }
     }
     Method m{name, std::move(ep), {}, {}};

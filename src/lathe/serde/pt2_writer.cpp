@@ -296,7 +296,10 @@ Status write_pt2(const Program& program, const std::string& path, const Pt2Write
   if (program.methods.empty()) return make_error(path + ": cannot write a program with no methods");
   std::string top = options.archive_name.empty() ? pt2_archive_folder_name(path) : options.archive_name;
   top += "/";
-  Status s = write_file_atomically(path, [&](FileSink& sink) { return write_pt2_to(program, sink, top, options); });
+  Status s = write_file_atomically(path, [&](FileSink& sink) -> Status {
+    LATHE_RETURN_IF_ERROR(write_pt2_to(program, sink, top, options));
+    return options.before_commit ? options.before_commit() : Status::Ok();
+  });
   if (!s.ok()) return s.error().message().rfind(path, 0) == 0 ? s : Status(s.error().context(path));
   return Status::Ok();
 }
@@ -306,6 +309,7 @@ Result<std::vector<std::byte>> write_pt2_bytes(const Program& program, const Pt2
   const std::string top = (options.archive_name.empty() ? std::string("archive") : options.archive_name) + "/";
   MemorySink sink;
   LATHE_RETURN_IF_ERROR(write_pt2_to(program, sink, top, options));
+  if (options.before_commit) LATHE_RETURN_IF_ERROR(options.before_commit());
   return sink.take();
 }
 
