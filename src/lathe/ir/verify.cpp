@@ -86,7 +86,12 @@ struct ValueInfo {
 // based sets cost more than all the checks together.
 class Universe {
  public:
-  explicit Universe(const Graph& top) { collect(top); }
+  // Sized for the top graph's values and nodes up front: growing to them
+  // would build and drop every smaller table on the way.
+  explicit Universe(const Graph& top)
+      : values_(top.inputs().size() + top.node_count()), nodes_(top.node_count()) {
+    collect(top);
+  }
 
   const ValueInfo* info(const Value* v) const { return values_.find(v); }
   bool live(const Value* v) const { return values_.contains(v); }

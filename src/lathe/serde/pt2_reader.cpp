@@ -230,10 +230,18 @@ Result<Program> ArchiveReader::read() {
     LATHE_ASSIGN_OR_RETURN(std::string_view text, read_text(model_record, scratch, &jopts.readable_after));
     jopts.origin = path_ + ": " + model_record;
     jopts.max_depth = options_.max_json_depth;
-    if (const ZipEntry* e = find(model_record)) jopts.read_past = [this, e](size_t n) { zip_.release(*e, n); };
     // A deep network's weights config (one entry per weight) is decoded on
-    // a second thread meanwhile; the weights are attached after both.
-    auto weights_aside = pickled_weights ? std::future<Result<PayloadConfig>>() : read_config_aside(weights_config);
+    // a second thread while the program is; the weights are attached after
+    // both. It starts at the decoder's first report, which comes once the
+    // program's text is indexed and may be dropped: started earlier, its
+    // own text and index would be resident beside the program's.
+    std::future<Result<PayloadConfig>> weights_aside;
+    if (const ZipEntry* e = find(model_record)) {
+      jopts.read_past = [this, e, &weights_aside, &weights_config, aside = !pickled_weights](size_t n) {
+        zip_.release(*e, n);
+        if (aside && !weights_aside.valid()) weights_aside = read_config_aside(weights_config);
+      };
+    }
     LATHE_ASSIGN_OR_RETURN(std::unique_ptr<ExportedProgram> ep, decode_program_json(text, jopts));
     done_with(model_record);
     if (pickled_weights) {
