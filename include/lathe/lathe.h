@@ -56,8 +56,10 @@ struct SaveOptions {
   bool verify = true;
 };
 
-// Verifies first (a program that does not verify is never written), then
-// writes atomically: an error leaves no partial file behind.
+// Verifies (on a second thread, while the archive is written) and writes
+// atomically: the file takes `path`'s place only once the program verified
+// and the archive is complete, so a program that does not verify is never
+// written and an error leaves no partial file behind.
 Status save(const Program& program, const std::string& path, const SaveOptions& options = {});
 Result<std::vector<std::byte>> save_bytes(const Program& program, const SaveOptions& options = {});
 
