@@ -3,6 +3,7 @@
 
 #include <future>
 #include <optional>
+#include <system_error>
 
 #include "lathe/ir/verify.h"
 #include "lathe/serde/pt2.h"
@@ -38,7 +39,14 @@ Result<Pt2WriteOptions> write_options(const SaveOptions& options) {
 // first lookup), which the writer never looks at.
 template <typename Write>
 auto while_verifying(const Program& program, Pt2WriteOptions& w, Write&& write) {
-  auto verdict = std::async(std::launch::async, [&program] { return verify(program); });
+  std::future<Status> verdict;
+  try {
+    verdict = std::async(std::launch::async, [&program] { return verify(program); });
+  } catch (const std::system_error&) {
+    // No second thread to be had: verify first, as on one core.
+    if (Status v = verify(program); !v.ok()) return decltype(write())(v.error());
+    return write();
+  }
   std::optional<Status> verified;
   w.before_commit = [&] {
     verified = verdict.get();

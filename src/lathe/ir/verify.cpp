@@ -476,12 +476,15 @@ struct SpecNames {
       : SpecNames(count(specs, InputKind::Parameter), count(specs, InputKind::Buffer),
                   count(specs, InputKind::UserInput), specs.size()) {}
   FlatMap<std::string_view, size_t> state;  // params and buffers share one state namespace
-  FlatSet<std::string_view> params, buffers, user_inputs;
+  FlatSet<std::string_view> buffers;  // every buffer spec's target (mutation outputs name them)
+  FlatSet<std::string_view> user_inputs;
+  // The state each kind of spec names: the orphan check (and gradients,
+  // which name parameters).
   FlatSet<std::string_view> named_params, named_buffers, named_constants;
 
  private:
   SpecNames(size_t params_n, size_t buffers_n, size_t user_n, size_t all)
-      : state(all - user_n), params(params_n), buffers(buffers_n), user_inputs(user_n), named_params(params_n) {}
+      : state(all - user_n), buffers(buffers_n), user_inputs(user_n), named_params(params_n) {}
   static size_t count(const decltype(ExportedProgram::input_specs)& specs, InputKind kind) {
     return static_cast<size_t>(std::count_if(specs.begin(), specs.end(), [kind](const InputSpec& s) { return s.kind == kind; }));
   }
@@ -525,7 +528,6 @@ Status check_state_entry(const ExportedProgram& ep, size_t i, const Value* v, co
   const Tensor* t = nullptr;
   switch (s.kind) {
     case InputKind::Parameter:
-      names.params.insert(s.target);
       names.named_params.insert(s.target);
       t = ep.parameters.find(s.target);
       if (!t) return make_error(at() + ": parameter '" + s.target + "' is not in the program's parameters");
@@ -645,7 +647,7 @@ Status check_output_specs(const ExportedProgram& ep, const Checker& c, const std
       case OutputKind::BufferMutation: LATHE_RETURN_IF_ERROR(named(names.buffers.contains(s.target), "a buffer input")); break;
       case OutputKind::ParameterMutation:
       case OutputKind::GradientToParameter:
-        LATHE_RETURN_IF_ERROR(named(names.params.contains(s.target), "a parameter input"));
+        LATHE_RETURN_IF_ERROR(named(names.named_params.contains(s.target), "a parameter input"));
         break;
       case OutputKind::UserInputMutation:
       case OutputKind::GradientToUserInput:

@@ -3,6 +3,7 @@
 // fully qualified name) the record holding its storage and how to view it.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,9 +31,12 @@ using PayloadConfig = std::vector<std::pair<std::string, PayloadMeta>>;
 TensorMeta payload_tensor_meta(const Tensor& t);
 
 // `origin` prefixes errors ("model.pt2: data/weights/model_weights_config.json").
-// `readable_after`: readable bytes following `json` (see JsonDecodeOptions).
+// `readable_after`: readable bytes following `json`, and `read_past`: told
+// which bytes of it need not stay in memory, as JsonDecodeOptions has them
+// (a deep network's config has an entry per weight: 5.4 MB for 20,000).
 Result<PayloadConfig> decode_payload_config(std::string_view json, const std::string& origin,
-                                            size_t readable_after = 0);
+                                            size_t readable_after = 0,
+                                            const std::function<void(size_t)>& read_past = {});
 std::string encode_payload_config(const PayloadConfig& config);
 
 // The same JSON written entry by entry as the archive writer walks the

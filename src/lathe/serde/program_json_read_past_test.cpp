@@ -7,6 +7,7 @@
 
 #include "lathe/ir/exported_program.h"
 #include "lathe/ir/graph_builder.h"
+#include "lathe/serde/payload_config.h"
 #include "lathe/serde/program_json.h"
 
 namespace lathe {
@@ -58,6 +59,40 @@ TEST(ProgramJsonReadPast, ACopiedTextReportsNothing_NEG) {
   auto decoded = decode_program_json(std::string_view(text), options);
   ASSERT_TRUE(decoded.ok()) << decoded.error().message();
   EXPECT_TRUE(reported.empty());
+}
+
+// A weights config of 30,000 entries (about 8 MB): the same reports, and
+// the same config, as without them.
+TEST(PayloadConfigReadPast, ReportsTheWholeTextThenRisingPositionsAndDecodesTheSame) {
+  PayloadConfig config;
+  for (int i = 0; i < 30000; ++i) {
+    Tensor t;
+    t.dtype = DType::Float32;
+    t.sizes = {32, 32};
+    t.strides = {32, 1};
+    config.emplace_back("layers." + std::to_string(i) + ".weight",
+                        PayloadMeta{"weight_" + std::to_string(i), true, false, intern_tensor_meta(payload_tensor_meta(t))});
+  }
+  const std::string text = encode_payload_config(config);
+  ASSERT_GT(text.size(), size_t{4} << 20);
+  const std::string padded = text + std::string(64, ' ');
+  std::vector<size_t> reported;
+  auto decoded = decode_payload_config(std::string_view(padded.data(), text.size()), "c.json", 64,
+                                       [&](size_t at) { reported.push_back(at); });
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message();
+  ASSERT_GE(reported.size(), text.size() / (size_t{1} << 20));
+  EXPECT_EQ(reported[0], text.size());
+  for (size_t i = 1; i < reported.size(); ++i) {
+    EXPECT_LT(reported[i], text.size());
+    EXPECT_GE(reported[i], i * (size_t{1} << 20)) << i;
+  }
+  EXPECT_EQ(encode_payload_config(*decoded), text);
+  // Copied (no readable bytes after it): nothing reported, same config.
+  std::vector<size_t> none;
+  auto copied = decode_payload_config(text, "c.json", 0, [&](size_t at) { none.push_back(at); });
+  ASSERT_TRUE(copied.ok());
+  EXPECT_TRUE(none.empty());
+  EXPECT_EQ(encode_payload_config(*copied), text);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <future>
 #include <optional>
+#include <system_error>
 
 #include "lathe/ir/flat_map.h"
 
@@ -100,7 +101,9 @@ Result<PayloadConfig> ArchiveReader::read_config(const std::string& config_recor
   std::vector<std::byte> scratch;
   size_t after = 0;
   LATHE_ASSIGN_OR_RETURN(std::string_view text, read_text(config_record, scratch, &after));
-  LATHE_ASSIGN_OR_RETURN(PayloadConfig config, decode_payload_config(text, path_ + ": " + config_record, after));
+  const ZipEntry* e = find(config_record);
+  LATHE_ASSIGN_OR_RETURN(PayloadConfig config, decode_payload_config(text, path_ + ": " + config_record, after,
+                                                                     [this, e](size_t n) { zip_.release(*e, n); }));
   done_with(config_record);
   return config;
 }
@@ -110,7 +113,11 @@ std::future<Result<PayloadConfig>> ArchiveReader::read_config_aside(const std::s
   constexpr uint64_t kWorthAThread = uint64_t{256} << 10;
   const ZipEntry* e = find(config_record);
   if (!e || e->method != 0 || e->size < kWorthAThread) return {};
-  return std::async(std::launch::async, [this, config_record] { return read_config(config_record); });
+  try {
+    return std::async(std::launch::async, [this, config_record] { return read_config(config_record); });
+  } catch (const std::system_error&) {
+    return {};  // no second thread to be had: decoded in turn, after the program
+  }
 }
 
 Status ArchiveReader::load_state(const std::string& dir, const std::string& config_record, const PayloadConfig& config,
