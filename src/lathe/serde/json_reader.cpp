@@ -5,7 +5,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <future>
 #include <limits>
+#include <system_error>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -121,10 +123,24 @@ Result<std::unique_ptr<Document>> Document::parse(std::string_view text, const s
                                                  size_t readable_after) {
   // On-Demand skips what the decoder does not ask for without counting its
   // levels, so the decoder's own depth limits never see nesting under an
-  // unknown key; the whole document is bounded here first.
-  if (auto deep = nesting_beyond(text, kMaxDocumentNesting)) {
+  // unknown key; the whole document is bounded here before any value is
+  // read. A large text is bounded on a second thread while simdjson indexes
+  // it: both only read the text (indexing does not recurse, however deep).
+  auto too_deep = [&](size_t at) {
     return make_error(origin + ": JSON nested deeper than " + std::to_string(kMaxDocumentNesting) +
-                      " levels (at byte " + std::to_string(*deep) + ")");
+                      " levels (at byte " + std::to_string(at) + ")");
+  };
+  constexpr size_t kBoundAside = size_t{1} << 20;
+  std::future<std::optional<size_t>> bound;
+  if (text.size() >= kBoundAside) {
+    try {
+      bound = std::async(std::launch::async, [text] { return nesting_beyond(text, kMaxDocumentNesting); });
+    } catch (const std::system_error&) {
+      // no second thread: bounded first, below
+    }
+  }
+  if (!bound.valid()) {
+    if (auto deep = nesting_beyond(text, kMaxDocumentNesting)) return too_deep(*deep);
   }
   auto d = std::unique_ptr<Document>(new Document());
   d->origin_ = origin;
@@ -134,7 +150,11 @@ Result<std::unique_ptr<Document>> Document::parse(std::string_view text, const s
     d->copy_ = simdjson::padded_string(text);
     d->view_ = simdjson::padded_string_view(d->copy_);
   }
-  LATHE_RETURN_IF_ERROR(d->iterate());
+  Status indexed = d->iterate();
+  if (bound.valid()) {
+    if (auto deep = bound.get()) return too_deep(*deep);
+  }
+  LATHE_RETURN_IF_ERROR(indexed);
   return d;
 }
 
