@@ -27,6 +27,8 @@
 #include <string>
 #include <vector>
 
+#include <simdjson.h>
+
 #include "lathe/archive/zip_reader.h"
 #include "lathe/ir/graph_assembler.h"
 #include "lathe/ir/verify.h"
@@ -164,8 +166,69 @@ double memcpy_bytes_per_second(size_t bytes) {
   return static_cast<double>(bytes) / s;
 }
 
+// What simdjson On-Demand itself costs to visit every value of a text
+// (every string unescaped, every number parsed) while building nothing: a
+// decoder reading the same text through it cannot be faster.
+size_t visit_every_value(simdjson::ondemand::value v) {
+  size_t n = 1;
+  simdjson::ondemand::json_type t;
+  if (v.type().get(t)) return 0;
+  switch (t) {
+    case simdjson::ondemand::json_type::object:
+      for (auto field : v.get_object()) {
+        std::string_view key;
+        if (field.unescaped_key().get(key)) return 0;
+        simdjson::ondemand::value x;
+        if (field.value().get(x)) return 0;
+        n += visit_every_value(x);
+      }
+      break;
+    case simdjson::ondemand::json_type::array:
+      for (auto element : v.get_array()) {
+        simdjson::ondemand::value x;
+        if (element.get(x)) return 0;
+        n += visit_every_value(x);
+      }
+      break;
+    case simdjson::ondemand::json_type::string: {
+      std::string_view str;
+      if (v.get_string().get(str)) return 0;
+      break;
+    }
+    case simdjson::ondemand::json_type::number: {
+      double d;
+      if (v.get_double().get(d)) return 0;
+      break;
+    }
+    default: {
+      bool null;
+      if (v.is_null().get(null)) return 0;
+    }
+  }
+  return n;
+}
+
+// Bytes per second of that visit, a fresh parser each time (as a decode has).
+double simdjson_walk_bytes_per_second(std::string_view text, size_t readable_after) {
+  simdjson::padded_string copy;
+  simdjson::padded_string_view view(text.data(), text.size(), text.size() + readable_after);
+  if (readable_after < simdjson::SIMDJSON_PADDING) {
+    copy = simdjson::padded_string(text);
+    view = simdjson::padded_string_view(copy);
+  }
+  double s = best_of_3([&] {
+    simdjson::ondemand::parser parser;
+    simdjson::ondemand::document doc;
+    simdjson::ondemand::value root;
+    if (parser.iterate(view).get(doc) || doc.get_value().get(root)) return false;
+    return visit_every_value(root) > 0;
+  });
+  return s > 0 ? static_cast<double>(text.size()) / s : 0;
+}
+
 // The graph JSON record on its own: decoded three times, then the decoded
-// program encoded three times; rates against memcpy's.
+// program encoded three times; rates against memcpy's and against
+// simdjson's own walk of the same text.
 int json_rates(const std::string& path) {
   auto zip = ZipReader::open(path);
   if (!zip.ok()) return 1;
@@ -204,8 +267,12 @@ int json_rates(const std::string& path) {
               read_s, mb / read_s, 100 * mb / read_s / copy, read_cpu);
   std::printf("graph JSON write      %.1f MB encoded in %.3f s = %.0f MB/s (%.1f%% of memcpy; CPU %.3f s)\n", out_mb,
               write_s, out_mb / write_s, 100 * out_mb / write_s / copy, write_cpu);
+  const double walk = simdjson_walk_bytes_per_second(text, options.readable_after) / 1e6;
   std::printf("memcpy                %.0f MB/s (the physical limit: copying text already in memory)\n", copy);
-  std::printf("RATE json %.0f %.0f %.0f\n", mb / read_s, out_mb / write_s, copy);
+  std::printf("simdjson walk         %.0f MB/s (simdjson On-Demand visiting every value, building nothing: the\n"
+              "                      most any decoder through it can read; Lathe's read is %.0f%% of it)\n",
+              walk, walk > 0 ? 100 * mb / read_s / walk : 0.0);
+  std::printf("RATE json %.0f %.0f %.0f %.0f\n", mb / read_s, out_mb / write_s, copy, walk);
   return written == text ? 0 : (std::fprintf(stderr, "graph JSON: write differs from what was read\n"), 1);
 }
 
