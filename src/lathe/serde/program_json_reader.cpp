@@ -134,10 +134,13 @@ class ProgramDecoder {
 
 Result<lathe::Value*> ProgramDecoder::define(GraphState& s, Node* producer, ValueKind kind, std::string_view name,
                                              const JsonPath& p) {
-  if (s.g.find_value(name)) return r_.error(p, "value '" + std::string(name) + "' is defined twice");
   GraphAssembler a(s.g);
   lathe::Value* v = producer ? a.new_node_value(producer, kind, std::string(name))
                              : a.insert_placeholder(kind, std::string(name));
+  // A taken name is made unique by the graph (one probe of its name index
+  // either way); here that means the file defines it twice. The graph is
+  // dropped with the error, renamed value and all.
+  if (v->name() != name) return r_.error(p, "value '" + std::string(name) + "' is defined twice");
   if (kind == ValueKind::Tensor) s.tensors.push_back(v);
   return v;
 }
