@@ -1,7 +1,6 @@
 #include "lathe/archive/zip_writer.h"
 
 #include <algorithm>
-#include <bit>
 #include <cstring>
 #include <memory_resource>
 #include <unordered_set>
@@ -148,7 +147,7 @@ Status ZipWriter::check_name(std::string_view name) {
   // still usable afterwards.
   if (auto problem = name_problem(name))
     return make_error("zip writer: entry " + quoted() + ": " + *problem);
-  if (has_name(name, std::hash<std::string_view>{}(name))) {
+  if (has_name(name)) {
     return make_error("zip writer: duplicate entry name " + quoted());
   }
   return Status::Ok();
@@ -159,31 +158,13 @@ std::string_view ZipWriter::name_of(uint32_t entry) const {
   return {reinterpret_cast<const char*>(central_.data() + r.offset), r.size};
 }
 
-bool ZipWriter::has_name(std::string_view name, uint64_t hash) const {
-  if (name_slots_.empty()) return false;
-  const size_t mask = name_slots_.size() - 1;
-  for (size_t i = hash & mask;; i = (i + 1) & mask) {
-    const uint32_t slot = name_slots_[i];
-    if (slot == 0) return false;
-    if (names_[slot - 1].hash == hash && name_of(slot - 1) == name) return true;
-  }
+bool ZipWriter::has_name(std::string_view name) const {
+  return name_index_.find(name, [this](uint32_t e) { return name_of(e); }) != EntryIndex::kNone;
 }
 
 void ZipWriter::index_name(uint64_t offset_in_central, std::string_view name) {
-  const uint64_t hash = std::hash<std::string_view>{}(name);
-  names_.push_back(NameRef{offset_in_central, hash, static_cast<uint16_t>(name.size())});
-  if (2 * names_.size() > name_slots_.size()) {  // at most half full: short probes
-    name_slots_.assign(std::bit_ceil(std::max<size_t>(64, 4 * names_.size())), 0);  // a power of two
-    for (uint32_t e = 0; e + 1 < names_.size(); ++e) {
-      size_t i = names_[e].hash & (name_slots_.size() - 1);
-      while (name_slots_[i] != 0) i = (i + 1) & (name_slots_.size() - 1);
-      name_slots_[i] = e + 1;
-    }
-  }
-  const size_t mask = name_slots_.size() - 1;
-  size_t i = hash & mask;
-  while (name_slots_[i] != 0) i = (i + 1) & mask;
-  name_slots_[i] = static_cast<uint32_t>(names_.size());
+  name_index_.insert(static_cast<uint32_t>(names_.size()), EntryIndex::hash(name));
+  names_.push_back(NameRef{offset_in_central, static_cast<uint16_t>(name.size())});
 }
 
 Result<ZipWriter::Entry> ZipWriter::begin_entry(std::string_view name, uint64_t size) {
@@ -345,7 +326,7 @@ Status ZipWriter::finish() {
   central_.clear();
   central_.shrink_to_fit();
   names_ = {};
-  name_slots_ = {};
+  name_index_.clear();
   return Status::Ok();
 }
 

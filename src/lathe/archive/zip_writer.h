@@ -28,6 +28,7 @@
 
 #include "lathe/core/atomic_file.h"
 #include "lathe/core/byte_source.h"
+#include "lathe/core/entry_index.h"
 #include "lathe/core/result.h"
 
 namespace lathe {
@@ -86,9 +87,9 @@ class ZipWriter {
   Status end_entry(const Entry& entry, uint32_t crc);
   Status fail(const std::string& what);
   // The duplicate check: the names written so far are read where the
-  // central directory holds them (no heap string per entry), found through
-  // an open-addressing table of entry numbers.
-  bool has_name(std::string_view name, uint64_t hash) const;
+  // central directory holds them (no heap string per entry), found by entry
+  // number (core/entry_index.h).
+  bool has_name(std::string_view name) const;
   void index_name(uint64_t offset_in_central, std::string_view name);
   std::string_view name_of(uint32_t entry) const;
 
@@ -101,11 +102,10 @@ class ZipWriter {
   std::vector<std::byte> central_;
   struct NameRef {
     uint64_t offset;  // in central_
-    uint64_t hash;
     uint16_t size;
   };
-  std::vector<NameRef> names_;          // per entry, in order
-  std::vector<uint32_t> name_slots_;    // entry number + 1; 0 is free
+  std::vector<NameRef> names_;  // per entry, in order
+  EntryIndex name_index_;
   bool finished_ = false;
   bool failed_ = false;
 };

@@ -1,9 +1,8 @@
 // An insertion-ordered map from fully qualified name to tensor (a state dict).
 //
 // A deep network has tens of thousands of state tensors, read once each.
-// The names live only in the entry list; the index is a flat table of entry
-// numbers with the name's hash beside each (std::unordered_map kept a
-// second copy of every name and a heap node per entry).
+// The names live only in the entry list, indexed by entry number
+// (core/entry_index.h).
 #pragma once
 
 #include <cstdint>
@@ -12,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "lathe/core/entry_index.h"
 #include "lathe/core/tensor.h"
 
 namespace lathe {
@@ -30,17 +30,10 @@ class NamedTensors {
   auto end() const { return entries_.end(); }
 
  private:
-  struct Slot {
-    uint32_t hash = 0;
-    uint32_t entry = kEmpty;  // index into entries_
-  };
-  static constexpr uint32_t kEmpty = UINT32_MAX;
-  // The slot holding `name`, or the empty slot where it would go.
-  size_t probe(std::string_view name, uint32_t hash) const;
-  void rebuild(size_t capacity);
+  uint32_t entry_of(std::string_view name, uint32_t hash) const;
 
   std::vector<std::pair<std::string, Tensor>> entries_;
-  std::vector<Slot> slots_;  // size 0 or a power of two, at most half full
+  EntryIndex index_;
 };
 
 }  // namespace lathe
