@@ -226,17 +226,23 @@ double simdjson_walk_bytes_per_second(std::string_view text, size_t readable_aft
   return s > 0 ? static_cast<double>(text.size()) / s : 0;
 }
 
+// The archive's graph JSON record (models/<name>.json), or nullptr.
+const ZipEntry* model_entry(const ZipReader& zip) {
+  const ZipEntry* found = nullptr;
+  for (const auto& e : zip.entries())
+    if (e.name.find("/models/") != std::string::npos && e.name.size() > 5 &&
+        e.name.compare(e.name.size() - 5, 5, ".json") == 0)
+      found = &e;
+  return found;
+}
+
 // The graph JSON record on its own: decoded three times, then the decoded
 // program encoded three times; rates against memcpy's and against
 // simdjson's own walk of the same text.
 int json_rates(const std::string& path) {
   auto zip = ZipReader::open(path);
   if (!zip.ok()) return 1;
-  const ZipEntry* entry = nullptr;
-  for (const auto& e : zip->entries())
-    if (e.name.find("/models/") != std::string::npos && e.name.size() > 5 &&
-        e.name.compare(e.name.size() - 5, 5, ".json") == 0)
-      entry = &e;
+  const ZipEntry* entry = model_entry(*zip);
   if (!entry) return 1;
   auto bytes = zip->view(*entry);
   std::string_view text(reinterpret_cast<const char*>(bytes->data()), bytes->size());
@@ -326,21 +332,17 @@ int load(const std::string& path, const std::string& out) {
 int decode_repeatedly(const std::string& path, int times) {
   auto zip = ZipReader::open(path);
   if (!zip.ok()) return 1;
-  for (const auto& e : zip->entries()) {
-    if (e.name.find("/models/") == std::string::npos || e.name.size() < 5 ||
-        e.name.compare(e.name.size() - 5, 5, ".json") != 0)
-      continue;
-    auto bytes = zip->view(e);
-    std::string_view text(reinterpret_cast<const char*>(bytes->data()), bytes->size());
-    JsonDecodeOptions options;
-    options.readable_after = zip->total_size() - (e.data_offset + e.size);
-    auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < times; ++i)
-      if (!decode_program_json(text, options).ok()) return 1;
-    std::printf("decoded %.1f MB %d times: %.3f s each\n", text.size() / 1e6, times, seconds_since(t0) / times);
-    return 0;
-  }
-  return 1;
+  const ZipEntry* e = model_entry(*zip);
+  if (!e) return 1;
+  auto bytes = zip->view(*e);
+  std::string_view text(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+  JsonDecodeOptions options;
+  options.readable_after = zip->total_size() - (e->data_offset + e->size);
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < times; ++i)
+    if (!decode_program_json(text, options).ok()) return 1;
+  std::printf("decoded %.1f MB %d times: %.3f s each\n", text.size() / 1e6, times, seconds_since(t0) / times);
+  return 0;
 }
 
 // A whole process, as a user runs it: wall clock from fork to exit, and

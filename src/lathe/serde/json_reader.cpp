@@ -243,6 +243,21 @@ void release_index_before(const Value& v) {
   if (to > from) madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
 }
 
+void ReadProgress::indexed(const Document& doc) const {
+  if (read_past_ && doc.in_place()) read_past_(text_.size());
+}
+
+void ReadProgress::reached(Value& v) {
+  constexpr size_t kEvery = size_t{1} << 20;
+  const std::string_view token = v.raw_json_token();
+  if (token.data() < text_.data() || token.data() >= text_.data() + text_.size()) return;
+  const auto at = static_cast<size_t>(token.data() - text_.data());
+  if (at < reported_ + kEvery) return;
+  reported_ = at;
+  release_index_before(v);
+  if (read_past_) read_past_(at);
+}
+
 Result<Object> Reader::object(Value& v, const JsonPath& p) const {
   Object o;
   if (auto err = v.get_object().get(o)) return failure(p, err, "an object");
@@ -316,13 +331,10 @@ Result<std::string_view> Reader::string(Value& v, const JsonPath& p) const {
   // A string without escapes (almost every name) is read where it stands in
   // the text: unescaping it would copy it into the parser's buffer, which
   // then grows with every name of a large graph. The opening quote is the
-  // token; stage 1 has already checked the string is closed and valid UTF-8.
+  // token.
   const std::string_view token = v.raw_json_token();
   if (!token.empty() && token[0] == '"') {
-    const char* begin = token.data() + 1;
-    const char* end = begin;
-    while (*end != '"' && *end != '\\') ++end;
-    if (*end == '"') return std::string_view(begin, static_cast<size_t>(end - begin));
+    if (auto plain = plain_string_at(token.data() + 1)) return *plain;
   }
   std::string_view s;
   if (auto err = v.get_string().get(s)) return failure(p, err, "a string");

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -67,6 +68,16 @@ class Document {
   std::string origin_;
 };
 
+// The string whose text starts at `p` (just after its opening quote), as a
+// view of the text itself, if it holds no escape; nullopt if it does (it
+// must then be unescaped). Stage 1 has already checked the string closes.
+inline std::optional<std::string_view> plain_string_at(const char* p) {
+  const char* end = p;
+  while (*end != '"' && *end != '\\') ++end;
+  if (*end != '"') return std::nullopt;
+  return std::string_view(p, static_cast<size_t>(end - p));
+}
+
 // Drops from memory the part of the document's token index that lies
 // before `v` (less a margin). simdjson indexes every token of a document
 // before the first value is read, four bytes per token: for a large graph
@@ -75,6 +86,26 @@ class Document {
 // nothing before `v` is read again: no find() on an object that encloses it,
 // no rewind() without a fresh iteration (Document::rewind iterates afresh).
 void release_index_before(const Value& v);
+
+// A decoder's way through a text it reads front to back, for what it no
+// longer needs in memory (JsonDecodeOptions::read_past says what the caller
+// does with the reports). indexed(): simdjson's first pass has read all of
+// the text, so all of it may be dropped. reached(v): about every MiB, the
+// token index behind `v` is dropped and the caller told how far the decoder
+// has got; call it only where release_index_before may be. A document parsed
+// from a copy reports nothing (its positions are not in `text`).
+class ReadProgress {
+ public:
+  ReadProgress(std::string_view text, const std::function<void(size_t)>& read_past)
+      : text_(text), read_past_(read_past) {}
+  void indexed(const Document& doc) const;
+  void reached(Value& v);
+
+ private:
+  std::string_view text_;
+  const std::function<void(size_t)>& read_past_;  // the caller's, which outlives the decode
+  size_t reported_ = 0;
+};
 
 class Reader {
  public:
@@ -156,11 +187,8 @@ Status Reader::for_each_member(Value& v, const JsonPath& p, Fn&& fn) const {
     // Keys are read in place; only a key with an escape is unescaped (into
     // the parser's buffer), which keeps memory proportional to the values.
     std::string_view key;
-    const char* raw = f.key().raw();
-    size_t n = 0;
-    while (raw[n] != '"' && raw[n] != '\\') ++n;
-    if (raw[n] == '"') {
-      key = std::string_view(raw, n);
+    if (auto plain = plain_string_at(f.key().raw())) {
+      key = *plain;
     } else if (auto err = f.unescaped_key().get(key)) {
       return failure(p, err, "a member name");
     }

@@ -18,8 +18,8 @@ TensorMeta payload_tensor_meta(const Tensor& t) {
 Result<PayloadConfig> decode_payload_config(std::string_view text, const std::string& origin,
                                             size_t readable_after, const std::function<void(size_t)>& read_past) {
   LATHE_ASSIGN_OR_RETURN(std::unique_ptr<json::Document> doc, json::Document::parse(text, origin, readable_after));
-  if (read_past && doc->in_place()) read_past(text.size());
-  size_t reported = 0;  // where the text and index were last dropped behind
+  json::ReadProgress progress(text, read_past);
+  progress.indexed(*doc);
   LATHE_ASSIGN_OR_RETURN(json::Value root, doc->root());
   json::Reader r(origin);
   JsonPath p;
@@ -31,13 +31,7 @@ Result<PayloadConfig> decode_payload_config(std::string_view text, const std::st
                                                                        const JsonPath& ep) -> Status {
     // Entries are read front to back, and nothing before them is looked up
     // again ("config" was found first): what lies behind may be dropped.
-    const std::string_view token = entry.raw_json_token();
-    const auto at = static_cast<size_t>(token.data() - text.data());
-    if (doc->in_place() && at < text.size() && at >= reported + (size_t{1} << 20)) {
-      reported = at;
-      json::release_index_before(entry);
-      if (read_past) read_past(at);
-    }
+    progress.reached(entry);
     PayloadMeta m;
     bool have_path = false;
     LATHE_RETURN_IF_ERROR(r.for_each_member(entry, ep, [&](std::string_view k, json::Value& x,

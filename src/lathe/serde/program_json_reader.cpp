@@ -35,7 +35,7 @@ struct GraphState {
 class ProgramDecoder {
  public:
   ProgramDecoder(const JsonDecodeOptions& options, std::string_view text)
-      : r_(options.origin), options_(options), text_(text) {}
+      : r_(options.origin), options_(options), progress_(text, options.read_past) {}
   Result<std::unique_ptr<ExportedProgram>> decode(json::Document& doc);
 
  private:
@@ -118,14 +118,15 @@ class ProgramDecoder {
   Status decode_output_spec(JValue& spec, const JsonPath& sp, size_t index, ExportedProgram& ep);
   Result<std::optional<std::string_view>> spec_arg_name(JValue& v, const JsonPath& p, size_t depth = 0);
 
-  // Reports (JsonDecodeOptions::read_past) that the decoder is at `v`, and
-  // drops the document index behind it (json::release_index_before).
-  void reached(JValue& v);
+  // Nodes and value-table entries are read front to back inside objects
+  // read the same way (no find() encloses them), so what lies behind them is
+  // never read again, except a member kept for later, which is parsed from
+  // its own text (json::ReadProgress).
+  void reached(JValue& v) { progress_.reached(v); }
 
   json::Reader r_;
   const JsonDecodeOptions& options_;
-  std::string_view text_;  // the document (positions are reported in it)
-  size_t reported_ = 0;
+  json::ReadProgress progress_;
   json::TensorMetaCache metas_;
 };
 
@@ -143,22 +144,6 @@ Result<lathe::Value*> ProgramDecoder::define(GraphState& s, Node* producer, Valu
   if (v->name() != name) return r_.error(p, "value '" + std::string(name) + "' is defined twice");
   if (kind == ValueKind::Tensor) s.tensors.push_back(v);
   return v;
-}
-
-void ProgramDecoder::reached(JValue& v) {
-  constexpr size_t kEvery = size_t{1} << 20;
-  const std::string_view token = v.raw_json_token();
-  // A member decoded later is parsed from its own text, in place; a
-  // document parsed from a padded copy reports nothing.
-  if (token.data() < text_.data() || token.data() > text_.data() + text_.size()) return;
-  const size_t at = static_cast<size_t>(token.data() - text_.data());
-  if (at < reported_ + kEvery) return;
-  reported_ = at;
-  // Nodes and value-table entries are read front to back inside objects
-  // read the same way (no find() encloses them), so the index behind them
-  // is never read again.
-  json::release_index_before(v);
-  if (options_.read_past) options_.read_past(at);
 }
 
 Result<lathe::Value*> ProgramDecoder::lookup(Graph& g, std::string_view name, const JsonPath& p) {
@@ -1161,6 +1146,7 @@ Status ProgramDecoder::decode_root_member(std::string_view key, JValue& x, const
 // stands, yet its errors are reported as if it had been read first: when
 // anything before it fails, the document is rewound to look at it.
 Result<std::unique_ptr<ExportedProgram>> ProgramDecoder::decode(json::Document& doc) {
+  progress_.indexed(doc);
   JsonPath p;
   RootState r{std::make_unique<ExportedProgram>()};
   ExportedProgram& ep = *r.ep;
@@ -1206,7 +1192,6 @@ Result<std::unique_ptr<ExportedProgram>> ProgramDecoder::decode(json::Document& 
 Result<std::unique_ptr<ExportedProgram>> decode_program_json(std::string_view text, const JsonDecodeOptions& options) {
   LATHE_ASSIGN_OR_RETURN(std::unique_ptr<json::Document> doc,
                          json::Document::parse(text, options.origin, options.readable_after));
-  if (options.read_past && doc->in_place()) options.read_past(text.size());
   ProgramDecoder decoder(options, text);
   return decoder.decode(*doc);
 }
