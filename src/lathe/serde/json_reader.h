@@ -13,6 +13,12 @@
 
 #include <simdjson.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include <array>
+#include <bit>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -61,6 +67,9 @@ class Document {
  private:
   Document() = default;
   Status iterate();
+  // Allocates the parser for view_ and returns its token index, before
+  // simdjson's first pass writes it (nullptr if it cannot tell).
+  const uint32_t* allocate_token_index();
   simdjson::padded_string copy_;  // empty when parsing in place
   simdjson::padded_string_view view_;
   od::parser parser_;
@@ -70,10 +79,24 @@ class Document {
 
 // The string whose text starts at `p` (just after its opening quote), as a
 // view of the text itself, if it holds no escape; nullopt if it does (it
-// must then be unescaped). Stage 1 has already checked the string closes.
+// must then be unescaped). Stage 1 has already checked the string closes,
+// and every document is followed by SIMDJSON_PADDING readable bytes, so a
+// 16-byte load that starts inside the string stays inside the buffer.
 inline std::optional<std::string_view> plain_string_at(const char* p) {
   const char* end = p;
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
+  for (;; end += 16) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(end));
+    const int stops = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(bytes, quote), _mm_cmpeq_epi8(bytes, backslash)));
+    if (stops != 0) {
+      end += std::countr_zero(static_cast<unsigned>(stops));
+      break;
+    }
+  }
+#else
   while (*end != '"' && *end != '\\') ++end;
+#endif
   if (*end != '"') return std::nullopt;
   return std::string_view(p, static_cast<size_t>(end - p));
 }
@@ -87,24 +110,35 @@ inline std::optional<std::string_view> plain_string_at(const char* p) {
 // no rewind() without a fresh iteration (Document::rewind iterates afresh).
 void release_index_before(const Value& v);
 
-// A decoder's way through a text it reads front to back, for what it no
-// longer needs in memory (JsonDecodeOptions::read_past says what the caller
-// does with the reports). indexed(): simdjson's first pass has read all of
-// the text, so all of it may be dropped. reached(v): about every MiB, the
-// token index behind `v` is dropped and the caller told how far the decoder
-// has got; call it only where release_index_before may be. A document parsed
-// from a copy reports nothing (its positions are not in `text`).
+// A decoder's way through a text it reads front to back: what lies just
+// ahead is asked for, what it no longer needs leaves memory
+// (JsonDecodeOptions::read_past says what the caller does with the
+// reports). indexed(): simdjson's first pass has read all of the text, so
+// all of it may be dropped. reached(v): the text and index ahead of `v` are
+// asked for (ahead()) and, about every MiB, the token index behind `v` is
+// dropped and the caller told how far the decoder has got; call it only
+// where release_index_before may be. A document parsed from a copy reports
+// nothing (its positions are not in `text`).
 class ReadProgress {
  public:
   ReadProgress(std::string_view text, const std::function<void(size_t)>& read_past)
       : text_(text), read_past_(read_past) {}
   void indexed(const Document& doc) const;
   void reached(Value& v);
+  // Brings the text and token index just ahead of `v` toward the cache.
+  // Only a hint: any value, anywhere, in any order.
+  void ahead(Value& v);
 
  private:
+  // Where `v` starts in text_, or nullopt for a document parsed from a copy.
+  std::optional<size_t> offset_of(Value& v) const;
+  // ahead(), for a value at `at` in text_.
+  void prefetch_from(size_t at, const Value& v);
   std::string_view text_;
   const std::function<void(size_t)>& read_past_;  // the caller's, which outlives the decode
   size_t reported_ = 0;
+  size_t text_fetched_ = 0;      // text asked for up to here
+  uintptr_t index_fetched_ = 0;  // token index asked for up to here
 };
 
 class Reader {
@@ -171,11 +205,18 @@ class TensorMetaCache {
   Result<MetaRef> get(const Reader& r, Value& v, const JsonPath& p);
 
  private:
-  // A quick hash of a short text (~200 bytes), eight bytes at a time.
+  // A quick hash of a short text (~200 bytes), 32 bytes at a time.
   struct TextHash {
     size_t operator()(std::string_view s) const;
   };
   FlatMap<std::string_view, MetaRef, TextHash> index_;
+  // The last few texts found, asked first: a graph lists its tensors in the
+  // order it defines them, and neighbours repeat each other's metadata (a
+  // layer's weight, bias and outputs, then the next layer's), so most
+  // entries are one comparison, without hashing their text.
+  static constexpr size_t kRecent = 4;
+  std::array<std::pair<std::string_view, MetaRef>, kRecent> recent_{};
+  size_t next_recent_ = 0;
 };
 
 template <typename Fn>
@@ -215,14 +256,15 @@ Status Reader::for_each_element(Value& v, const JsonPath& p, Fn&& fn) const {
 
 template <typename Fn>
 Status Reader::union_member(Value& v, const JsonPath& p, Fn&& fn) const {
-  std::string active;
+  // A view of the key in the document (valid while it lives): no copy.
+  std::string_view active;
   LATHE_RETURN_IF_ERROR(for_each_member(v, p, [&](std::string_view key, Value& value, const JsonPath& mp) -> Status {
     LATHE_ASSIGN_OR_RETURN(bool null, is_null(value, mp));
     if (null) return Status::Ok();
     if (!active.empty()) {
-      return error(p, "union has several members set ('" + active + "' and '" + std::string(key) + "')");
+      return error(p, "union has several members set ('" + std::string(active) + "' and '" + std::string(key) + "')");
     }
-    active = std::string(key);
+    active = key;
     return fn(key, value, mp);
   }));
   if (active.empty()) return error(p, "union has no member set");

@@ -55,7 +55,9 @@ class ProgramDecoder {
   Status decode_graph_input(JValue& v, const JsonPath& p, GraphState& s, size_t depth);
   Status decode_node(JValue& v, const JsonPath& p, GraphState& s, size_t depth);
   Status decode_node_outputs(JValue& v, const JsonPath& p, GraphState& s, Node* node);
-  Result<NamedArgument> decode_named_argument(JValue& v, const JsonPath& p, Graph& g, size_t depth);
+  // Fills `na` in place: an argument is a variant, and each layer of Result
+  // it would pass through moves it once more.
+  Status decode_named_argument(JValue& v, const JsonPath& p, Graph& g, size_t depth, NamedArgument& na);
   Status decode_metadata(JValue& v, const JsonPath& p, std::vector<std::pair<std::string, std::string>>& out);
   Status decode_value_table(std::string_view key, JValue& v, const JsonPath& p, GraphState& s);
   Status decode_tensor_values(JValue& v, const JsonPath& p, GraphState& s);
@@ -106,7 +108,8 @@ class ProgramDecoder {
   Result<std::optional<Argument>> list_argument(JValue& x, const JsonPath& mp, Fn&& item);
 
   // ---- what a node's outputs define ----
-  Result<Argument> decode_defining_argument(JValue& v, const JsonPath& p, GraphState& s, Node* producer);
+  // Fills `out` in place (see decode_named_argument).
+  Status decode_defining_argument(JValue& v, const JsonPath& p, GraphState& s, Node* producer, Argument& out);
   Result<std::optional<Argument>> decode_defined_values(std::string_view key, JValue& x, const JsonPath& mp,
                                                         GraphState& s, Node* producer);
   Result<lathe::Value*> define_sym(ValueKind kind, JValue& e, const JsonPath& ep, GraphState& s, Node* producer,
@@ -255,6 +258,12 @@ Result<Argument> ProgramDecoder::decode_argument(JValue& v, const JsonPath& p, G
   if (depth > options_.max_depth) return r_.error(p, "nesting deeper than " + std::to_string(options_.max_depth));
   Argument out;
   LATHE_RETURN_IF_ERROR(r_.union_member(v, p, [&](std::string_view key, JValue& x, const JsonPath& mp) -> Status {
+    if (key == "as_tensor") {
+      // Most arguments: taken here, not moved out through the layers below.
+      LATHE_ASSIGN_OR_RETURN(lathe::Value * t, lookup_tensor_arg(g, x, mp));
+      out = TensorRef{t};
+      return Status::Ok();
+    }
     LATHE_ASSIGN_OR_RETURN(out, decode_argument_member(key, x, mp, p, g, depth));
     return Status::Ok();
   }));
@@ -531,23 +540,36 @@ Result<std::optional<Argument>> ProgramDecoder::decode_defined_values(std::strin
   return std::optional<Argument>();
 }
 
-Result<Argument> ProgramDecoder::decode_defining_argument(JValue& v, const JsonPath& p, GraphState& s,
-                                                          Node* producer) {
-  std::optional<Argument> out;
+Status ProgramDecoder::decode_defining_argument(JValue& v, const JsonPath& p, GraphState& s, Node* producer,
+                                                Argument& out) {
+  bool defined = false;
   // Literal outputs are rare; they are decoded from the raw text again.
   std::string raw_literal;
   LATHE_RETURN_IF_ERROR(r_.union_member(v, p, [&](std::string_view key, JValue& x, const JsonPath& mp) -> Status {
-    LATHE_ASSIGN_OR_RETURN(out, decode_defined_values(key, x, mp, s, producer));
-    if (out) return Status::Ok();
+    defined = true;
+    if (key == "as_tensor") {
+      // Most outputs: defined here, not moved out through the layers below.
+      LATHE_ASSIGN_OR_RETURN(std::string_view n, name_field(x, mp));
+      LATHE_ASSIGN_OR_RETURN(lathe::Value * d, define(s, producer, ValueKind::Tensor, n, mp));
+      out = TensorRef{d};
+      return Status::Ok();
+    }
+    LATHE_ASSIGN_OR_RETURN(std::optional<Argument> a, decode_defined_values(key, x, mp, s, producer));
+    if (a) {
+      out = std::move(*a);
+      return Status::Ok();
+    }
     // A literal in an output slot defines nothing; keep its text to decode.
+    defined = false;
     LATHE_ASSIGN_OR_RETURN(std::string text, r_.raw(x, mp));
     raw_literal = "{\"" + std::string(key) + "\":" + text + "}";
     return Status::Ok();
   }));
-  if (out) return std::move(*out);
+  if (defined) return Status::Ok();
   LATHE_ASSIGN_OR_RETURN(auto doc, json::Document::parse(raw_literal, r_.origin()));
   LATHE_ASSIGN_OR_RETURN(JValue lit, doc->root());
-  return decode_argument(lit, p, s.g, 0);
+  LATHE_ASSIGN_OR_RETURN(out, decode_argument(lit, p, s.g, 0));
+  return Status::Ok();
 }
 
 // ===========================================================================
@@ -570,8 +592,7 @@ Status ProgramDecoder::decode_metadata(JValue& v, const JsonPath& p,
   });
 }
 
-Result<NamedArgument> ProgramDecoder::decode_named_argument(JValue& v, const JsonPath& p, Graph& g, size_t depth) {
-  NamedArgument na;
+Status ProgramDecoder::decode_named_argument(JValue& v, const JsonPath& p, Graph& g, size_t depth, NamedArgument& na) {
   bool have_name = false, have_arg = false;
   LATHE_RETURN_IF_ERROR(r_.for_each_member(v, p, [&](std::string_view k, JValue& x, const JsonPath& xp) -> Status {
     if (k == "name") {
@@ -592,7 +613,7 @@ Result<NamedArgument> ProgramDecoder::decode_named_argument(JValue& v, const Jso
   }));
   if (!have_name) return r_.error(p, "missing field 'name'");
   if (!have_arg) return r_.error(p, "missing field 'arg'");
-  return na;
+  return Status::Ok();
 }
 
 // The members of a node, taken in one pass in whatever order they come
@@ -610,8 +631,8 @@ struct NodeMembers {
 
 Status ProgramDecoder::decode_node_outputs(JValue& v, const JsonPath& p, GraphState& s, Node* node) {
   std::vector<Argument> outputs;
-  LATHE_RETURN_IF_ERROR(list(v, p, outputs, [&](JValue& out, const JsonPath& op) {
-    return decode_defining_argument(out, op, s, node);
+  LATHE_RETURN_IF_ERROR(r_.for_each_element(v, p, [&](JValue& out, const JsonPath& op) {
+    return decode_defining_argument(out, op, s, node, outputs.emplace_back());
   }));
   GraphAssembler(s.g).set_node_outputs(node, std::move(outputs));
   return Status::Ok();
@@ -633,8 +654,9 @@ Status ProgramDecoder::decode_node(JValue& v, const JsonPath& p, GraphState& s, 
       while (input_scratch_.size() <= depth) input_scratch_.emplace_back();
       std::vector<NamedArgument>& scratch = input_scratch_[depth];
       scratch.clear();
-      LATHE_RETURN_IF_ERROR(
-          list(x, mp, scratch, [&](JValue& in, const JsonPath& ap) { return decode_named_argument(in, ap, g, depth); }));
+      LATHE_RETURN_IF_ERROR(r_.for_each_element(x, mp, [&](JValue& in, const JsonPath& ap) {
+        return decode_named_argument(in, ap, g, depth, scratch.emplace_back());
+      }));
       m.inputs.emplace(std::make_move_iterator(scratch.begin()), std::make_move_iterator(scratch.end()));
       return Status::Ok();
     } else if (key == "outputs" && !node && !m.early_outputs) {
@@ -823,7 +845,10 @@ Status ProgramDecoder::decode_graph(JValue& v, const JsonPath& p, Graph& g, size
   LATHE_RETURN_IF_ERROR(r_.for_each_member(v, p, [&](std::string_view key, JValue& x, const JsonPath& mp) -> Status {
     if (key == "inputs" && !have_inputs) {
       have_inputs = true;
-      return r_.for_each_element(x, mp, [&](JValue& in, const JsonPath& ap) { return decode_graph_input(in, ap, s, depth); });
+      return r_.for_each_element(x, mp, [&](JValue& in, const JsonPath& ap) {
+        progress_.ahead(in);
+        return decode_graph_input(in, ap, s, depth);
+      });
     }
     if (key == "nodes" && !have_nodes && !nodes) {
       if (!have_inputs) {
@@ -991,6 +1016,7 @@ Status ProgramDecoder::decode_signature(JValue& v, const JsonPath& p, ExportedPr
   ep.input_specs.reserve(g.inputs().size());
   size_t index = 0;
   LATHE_RETURN_IF_ERROR(r_.for_each_element(ie, ip, [&](JValue& spec, const JsonPath& sp) {
+    progress_.ahead(spec);
     return decode_input_spec(spec, sp, index++, ep);
   }));
   if (ep.input_specs.size() != g.inputs().size()) {
