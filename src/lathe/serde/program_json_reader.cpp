@@ -11,8 +11,10 @@
 // next tensor in line by one string comparison; the name index is asked
 // only when an entry is out of line. A graph's outputs, which come before
 // its nodes but name their values, are decoded after them.
+#include <array>
 #include <cmath>
 #include <deque>
+#include <functional>
 
 #include "lathe/ir/graph_assembler.h"
 #include "lathe/ir/spec_kinds.h"
@@ -30,6 +32,8 @@ struct GraphState {
   Graph& g;
   std::vector<lathe::Value*> tensors;
   size_t next_tensor = 0;  // the tensor tensor_values is expected to name next
+  std::vector<lathe::Value*> placeholders;  // in the order they were defined
+  size_t next_placeholder = 0;              // the one the nodes are expected to read next
 };
 
 class ProgramDecoder {
@@ -81,6 +85,19 @@ class ProgramDecoder {
   Result<lathe::Value*> define(GraphState& s, Node* producer, ValueKind kind, std::string_view name,
                                const JsonPath& p);
   Result<lathe::Value*> lookup(Graph& g, std::string_view name, const JsonPath& p);
+  // Where a name is looked for before the graph's name index, which for a
+  // large graph is a miss to memory per probe: nodes read the parameters in
+  // about the order the graph lists them (the next one expected is asked
+  // first), and otherwise mostly what the few nodes before them defined (a
+  // small table by the name's hash, checked by graph and name). Values are
+  // not destroyed while a program is decoded (an error drops it whole).
+  lathe::Value* recently_seen(GraphState& s, std::string_view name);
+  static constexpr size_t kRecentValues = 256;
+  static size_t recent_slot(std::string_view name) {
+    return std::hash<std::string_view>{}(name) & (kRecentValues - 1);
+  }
+  std::array<lathe::Value*, kRecentValues> recent_values_{};
+  GraphState* current_ = nullptr;  // the graph whose nodes are being decoded
   Result<std::string_view> name_field(JValue& v, const JsonPath& p);  // {"name": ...}
   // {"name": ..., "class_fqn": ...}
   Status name_and_class(JValue& v, const JsonPath& p, std::optional<std::string_view>& name,
@@ -146,12 +163,29 @@ Result<lathe::Value*> ProgramDecoder::define(GraphState& s, Node* producer, Valu
   // dropped with the error, renamed value and all.
   if (v->name() != name) return r_.error(p, "value '" + std::string(name) + "' is defined twice");
   if (kind == ValueKind::Tensor) s.tensors.push_back(v);
+  if (producer) {
+    recent_values_[recent_slot(name)] = v;
+  } else {
+    s.placeholders.push_back(v);
+  }
   return v;
 }
 
+lathe::Value* ProgramDecoder::recently_seen(GraphState& s, std::string_view name) {
+  if (s.next_placeholder < s.placeholders.size() && s.placeholders[s.next_placeholder]->name() == name) {
+    return s.placeholders[s.next_placeholder++];
+  }
+  lathe::Value* recent = recent_values_[recent_slot(name)];
+  return recent && recent->graph() == &s.g && recent->name() == name ? recent : nullptr;
+}
+
 Result<lathe::Value*> ProgramDecoder::lookup(Graph& g, std::string_view name, const JsonPath& p) {
+  if (current_ && &current_->g == &g) {
+    if (lathe::Value* v = recently_seen(*current_, name)) return v;
+  }
   lathe::Value* v = g.find_value(name);
   if (!v) return r_.error(p, "references undefined value '" + std::string(name) + "'");
+  recent_values_[recent_slot(name)] = v;
   return v;
 }
 
@@ -835,7 +869,16 @@ bool is_value_table(std::string_view key) {
 // kept as text too, and decoded in turn.
 Status ProgramDecoder::decode_graph(JValue& v, const JsonPath& p, Graph& g, size_t depth) {
   if (depth > options_.max_depth) return r_.error(p, "graphs nested deeper than " + std::to_string(options_.max_depth));
-  GraphState s{g, {}, 0};
+  GraphState s{g, {}, 0, {}, 0};
+  // Nested graphs (a subgraph is decoded inside an argument of its
+  // parent's node) each have their own state; the parent's is back after.
+  GraphState* const parent = current_;
+  current_ = &s;
+  struct Restore {
+    GraphState*& current;
+    GraphState* parent;
+    ~Restore() { current = parent; }
+  } restore{current_, parent};
   bool have_inputs = false, have_nodes = false;
   std::optional<Deferred> nodes, outputs;
   std::vector<std::pair<std::string_view, Deferred>> tables;
