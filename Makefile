@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 PYTHON ?= /usr/bin/python3
 
-.PHONY: all deps venv python build demo test bench bench-peers fixtures fixtures-architectures fixtures-quantized fixtures-synthesized clean sanitize fuzz fuzz-build malformed sweep
+.PHONY: all deps venv python build demo test test-deps bench bench-peers fixtures fixtures-architectures fixtures-quantized fixtures-synthesized clean sanitize fuzz fuzz-build malformed sweep
 
 all: build
 
@@ -36,7 +36,12 @@ demo: deps venv $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS) --target lathe
 	@bash scripts/demo.sh $(BUILD)/lathe
 
-test: build
+# The zip interop tests (src/lathe/archive) compare with the writer of
+# Debian's torch 1.13 (/usr/bin/python3); nothing else uses it.
+test-deps:
+	@bash scripts/setup-deps.sh python3-torch
+
+test: build test-deps
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 bench: build
@@ -97,7 +102,7 @@ $(ASAN_BUILD)/CMakeCache.txt: | deps
 	cmake -S . -B $(ASAN_BUILD) -DLATHE_SANITIZE=ON -DLATHE_BUILD_BENCH=OFF \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$(SAN_CXX_FLAGS)" $(CMAKE_FLAGS)
 
-sanitize: deps venv $(ASAN_BUILD)/CMakeCache.txt
+sanitize: deps venv test-deps $(ASAN_BUILD)/CMakeCache.txt
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && $(SAN_ENV) ctest --output-on-failure -j $(JOBS)
 
