@@ -181,6 +181,7 @@ TEST(SchemaVersions, TableAgreesWithSnapshots) {
 
 TEST(SchemaVersions, PyTorch29FileIsWrittenBackAs812WithExactly812Fields) {
   Program p = read_ok(pt29_file());
+  ASSERT_FALSE(p.methods.empty());  // read_ok reported why
   ASSERT_EQ(p.methods[0].program->schema_version.minor, 12);
   std::string out = write_ok(p, "linear29");
   json original = model_json(pt29_file()), written = model_json(out);
