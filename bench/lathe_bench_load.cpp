@@ -236,18 +236,35 @@ const ZipEntry* model_entry(const ZipReader& zip) {
   return found;
 }
 
+// The graph JSON record where it lies in the mapped archive, with the
+// decode options that let simdjson parse it there (the archive's bytes after
+// it serve as padding); nullptr if the archive has none.
+struct ModelJson {
+  ZipReader zip;  // keeps the mapping `text` views
+  std::string_view text;
+  JsonDecodeOptions options;
+};
+std::unique_ptr<ModelJson> open_model_json(const std::string& path) {
+  auto zip = ZipReader::open(path);
+  if (!zip.ok()) return nullptr;
+  auto model = std::make_unique<ModelJson>(ModelJson{std::move(zip).value(), {}, {}});
+  const ZipEntry* entry = model_entry(model->zip);
+  if (!entry) return nullptr;
+  auto bytes = model->zip.view(*entry);
+  if (!bytes.ok()) return nullptr;
+  model->text = std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+  model->options.readable_after = model->zip.total_size() - (entry->data_offset + entry->size);
+  return model;
+}
+
 // The graph JSON record on its own: decoded three times, then the decoded
 // program encoded three times; rates against memcpy's and against
 // simdjson's own walk of the same text.
 int json_rates(const std::string& path) {
-  auto zip = ZipReader::open(path);
-  if (!zip.ok()) return 1;
-  const ZipEntry* entry = model_entry(*zip);
-  if (!entry) return 1;
-  auto bytes = zip->view(*entry);
-  std::string_view text(reinterpret_cast<const char*>(bytes->data()), bytes->size());
-  JsonDecodeOptions options;
-  options.readable_after = zip->total_size() - (entry->data_offset + entry->size);
+  auto model = open_model_json(path);
+  if (!model) return 1;
+  const std::string_view text = model->text;
+  const JsonDecodeOptions& options = model->options;
   std::unique_ptr<ExportedProgram> decoded;
   double read_cpu = 0, write_cpu = 0;
   // Only the decode is timed: the previous run's program is freed before
@@ -330,18 +347,12 @@ int load(const std::string& path, const std::string& out) {
 // decode FILE.pt2 N: the graph JSON record decoded N times and nothing
 // else, for a profiler (`perf record lathe_bench_load decode ...`).
 int decode_repeatedly(const std::string& path, int times) {
-  auto zip = ZipReader::open(path);
-  if (!zip.ok()) return 1;
-  const ZipEntry* e = model_entry(*zip);
-  if (!e) return 1;
-  auto bytes = zip->view(*e);
-  std::string_view text(reinterpret_cast<const char*>(bytes->data()), bytes->size());
-  JsonDecodeOptions options;
-  options.readable_after = zip->total_size() - (e->data_offset + e->size);
+  auto model = open_model_json(path);
+  if (!model) return 1;
   auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < times; ++i)
-    if (!decode_program_json(text, options).ok()) return 1;
-  std::printf("decoded %.1f MB %d times: %.3f s each\n", text.size() / 1e6, times, seconds_since(t0) / times);
+    if (!decode_program_json(model->text, model->options).ok()) return 1;
+  std::printf("decoded %.1f MB %d times: %.3f s each\n", model->text.size() / 1e6, times, seconds_since(t0) / times);
   return 0;
 }
 

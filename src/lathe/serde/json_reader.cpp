@@ -24,8 +24,15 @@ namespace lathe::json {
 
 namespace {
 
-// The document iterator of a document (simdjson keeps it protected; see
-// IteratorOf below for why it is reached this way).
+// The document iterator a value reads from. simdjson keeps it protected;
+// naming it through a derived class is the one way to reach it without
+// changing the library (Debian's simdjson 3.0.1 is used as installed).
+struct IteratorOf : od::value {
+  static const od::json_iterator& of(const od::value& v) { return (v.*(&IteratorOf::iter)).json_iter(); }
+};
+
+// The same for a whole document (its root position is where its parser's
+// index starts).
 struct DocumentIteratorOf : od::document {
   static const od::json_iterator& of(const od::document& d) { return d.*(&DocumentIteratorOf::iter); }
 };
@@ -137,7 +144,7 @@ int scan_block(const unsigned char* b, size_t max_depth, NestingScan& s, size_t&
   s.in_string = (in_string >> 63) != 0;
   const uint64_t opens = m.open & ~in_string, closes = m.close & ~in_string;
   if constexpr (kCountTokens) {
-    tokens += static_cast<size_t>(std::popcount((opens | closes | m.separator) & ~in_string) +
+    tokens += static_cast<size_t>(std::popcount(opens | closes | (m.separator & ~in_string)) +
                                   std::popcount(toggles & in_string));
   }
   const auto n_open = static_cast<size_t>(std::popcount(opens)), n_close = static_cast<size_t>(std::popcount(closes));
@@ -352,17 +359,6 @@ Error Reader::failure(const JsonPath& path, simdjson::error_code code, const std
   }
   return error(path, std::string("invalid JSON: ") + simdjson::error_message(code));
 }
-
-namespace {
-
-// The document iterator a value reads from. simdjson keeps it protected;
-// naming it through a derived class is the one way to reach it without
-// changing the library (Debian's simdjson 3.0.1 is used as installed).
-struct IteratorOf : od::value {
-  static const od::json_iterator& of(const od::value& v) { return (v.*(&IteratorOf::iter)).json_iter(); }
-};
-
-}  // namespace
 
 void release_index_before(const Value& v) {
   // Kept behind the value: what its enclosing arrays and objects may still
