@@ -69,8 +69,13 @@ def programs(path):
 
 
 def reference_calls(name, method):
+    return reference_calls_in(os.path.join(FIXTURES_DIR, name + ".ref"), method)
+
+
+def reference_calls_in(ref_dir, method):
+    """[(inputs, outputs)] of each reference call under REF_DIR/METHOD/call_<k>/."""
     calls = []
-    for d in sorted(glob.glob(os.path.join(FIXTURES_DIR, name + ".ref", method, "call_*")),
+    for d in sorted(glob.glob(os.path.join(ref_dir, method, "call_*")),
                     key=lambda p: int(p.rsplit("_", 1)[1])):
         load = lambda kind: [torch.from_numpy(np.load(p)) for p in sorted(  # noqa: E731
             glob.glob(os.path.join(d, kind + "_*.npy")), key=lambda p: int(p.rsplit("_", 1)[1][:-4]))]

@@ -162,6 +162,11 @@ inline constexpr std::string_view kDelegatePrefix = "lathe.delegate.";
 namespace higher_order {
 inline const OpTarget cond{"higher_order.cond"};
 inline const OpTarget while_loop{"higher_order.while_loop"};
+// Region markers torch.export keeps around a subgraph (torch.no_grad(),
+// torch.autocast(...)): wrap_with_set_grad_enabled(enabled, graph, *args),
+// wrap_with_autocast(device_type, dtype, enabled, cache_enabled, graph, *args).
+inline const OpTarget wrap_with_set_grad_enabled{"higher_order.wrap_with_set_grad_enabled"};
+inline const OpTarget wrap_with_autocast{"higher_order.wrap_with_autocast"};
 inline const OpTarget auto_functionalized_v2{"higher_order.auto_functionalized_v2"};
 // auto_functionalized and auto_functionalized_v2 share it.
 inline constexpr std::string_view kAutoFunctionalizedPrefix = "higher_order.auto_functionalized";

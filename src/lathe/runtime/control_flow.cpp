@@ -128,15 +128,73 @@ Result<std::shared_ptr<DelegateHandle>> plan_while_loop(const Node& n, const Gra
   return std::shared_ptr<DelegateHandle>(std::make_shared<WhileLoopHandle>(std::move(c), std::move(b)));
 }
 
+// A region marker (no_grad, autocast): runs its subgraph on the arguments
+// that follow it. Gradients do not exist at inference, so grad mode changes
+// nothing; an enabled autocast region would change dtypes, which the
+// subgraph does not spell out, so it is refused rather than run wrongly.
+class WrapHandle : public DelegateHandle {
+ public:
+  WrapHandle(std::unique_ptr<GraphPlan> g, size_t first_operand) : graph_(std::move(g)), first_(first_operand) {}
+
+  Status execute(KernelCall& call) override {
+    std::vector<EValue> operands;
+    for (size_t i = first_; i < call.node().inputs().size(); ++i) {
+      LATHE_ASSIGN_OR_RETURN(EValue v, call.arg_value(i));
+      operands.push_back(std::move(v));
+    }
+    auto out = graph_->run(std::move(operands));
+    if (!out.ok()) return out.error().context("wrapped subgraph");
+    return set_outputs(call, std::move(out).value(), "the wrapped subgraph");
+  }
+
+ private:
+  std::unique_ptr<GraphPlan> graph_;
+  size_t first_;
+};
+
+// The literal at `index` of a wrapper node, as a bool (false when absent).
+bool literal_bool(const Node& n, size_t index) {
+  if (index >= n.inputs().size()) return false;
+  const bool* b = n.inputs()[index].arg.get_if<bool>();
+  return b && *b;
+}
+
+Result<std::shared_ptr<DelegateHandle>> plan_wrap(const Node& n, const GraphPlanOptions& options) {
+  const bool autocast = ops::same_op(n.op_target(), ops::higher_order::wrap_with_autocast);
+  const size_t graph_index = autocast ? 4 : 1;
+  if (n.inputs().size() <= graph_index) {
+    return make_error(n.op_name() + " takes its subgraph as argument #" + std::to_string(graph_index) + ", the node has " +
+                      std::to_string(n.inputs().size()) + " argument(s)");
+  }
+  if (autocast && literal_bool(n, 2)) {
+    return make_error("an enabled autocast region (wrap_with_autocast with enabled=True) changes dtypes the graph does not "
+                      "spell out; export it without autocast, or with run_decompositions()");
+  }
+  LATHE_ASSIGN_OR_RETURN(std::unique_ptr<GraphPlan> g, plan_subgraph(n, graph_index, options));
+  const size_t operands = n.inputs().size() - graph_index - 1;
+  if (g->graph().inputs().size() != operands) {
+    return make_error("the subgraph takes " + std::to_string(g->graph().inputs().size()) + " input(s), the node passes " +
+                      std::to_string(operands));
+  }
+  return std::shared_ptr<DelegateHandle>(std::make_shared<WrapHandle>(std::move(g), graph_index + 1));
+}
+
+bool is_wrap(const Node& n) {
+  return ops::same_op(n.op_target(), ops::higher_order::wrap_with_set_grad_enabled) ||
+         ops::same_op(n.op_target(), ops::higher_order::wrap_with_autocast);
+}
+
 }  // namespace
 
 bool is_control_flow(const Node& n) {
-  return ops::same_op(n.op_target(), ops::higher_order::cond) || ops::same_op(n.op_target(), ops::higher_order::while_loop);
+  return ops::same_op(n.op_target(), ops::higher_order::cond) || ops::same_op(n.op_target(), ops::higher_order::while_loop) ||
+         is_wrap(n);
 }
 
 Result<std::shared_ptr<DelegateHandle>> plan_control_flow(const Node& n, const GraphPlanOptions& options) {
   if (ops::same_op(n.op_target(), ops::higher_order::cond)) return plan_cond(n, options);
   if (ops::same_op(n.op_target(), ops::higher_order::while_loop)) return plan_while_loop(n, options);
+  if (is_wrap(n)) return plan_wrap(n, options);
   if (is_auto_functionalized(n)) return plan_auto_functionalized(n, *options.kernels);
   return make_error("not a control-flow op");
 }
@@ -156,7 +214,8 @@ Status planned_not_called(KernelCall& call) {
 }  // namespace
 
 void register_control_flow_entries(KernelRegistry& r) {
-  for (OpTarget op : {ops::higher_order::cond, ops::higher_order::while_loop}) {
+  for (OpTarget op : {ops::higher_order::cond, ops::higher_order::while_loop, ops::higher_order::wrap_with_set_grad_enabled,
+                      ops::higher_order::wrap_with_autocast}) {
     r.set(op.str(), {planned_not_called, OutputAlias::MaybeView});
   }
 }

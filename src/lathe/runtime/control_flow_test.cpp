@@ -135,5 +135,44 @@ TEST(ControlFlow, WhileLoopCarriesValuesUntilTheConditionFails) {
   }
 }
 
+// out = wrap(x -> -x)(x * 2): the region's subgraph runs on the operands
+// after it. Hand-checked: x = [1, -2, 4] -> [-2, 4, -8].
+void build_wrap(ExportedProgram& ep, const std::string& target, std::vector<GraphBuilder::Arg> head) {
+  GraphBuilder b(ep);
+  Value* x = b.user_input("x", {3});
+  Value* x2 = b.call("aten.mul.Scalar", {{"self", x}, {"other", Argument(2.0)}}, {3});
+  head.push_back({"", Argument(GraphArg{"submod_1", branch(false)})});
+  head.push_back({"", x2});
+  b.user_output(b.call(target, head, {3}));
+}
+
+TEST(ControlFlow, GradModeRegionRunsItsSubgraph) {
+  ExportedProgram ep;
+  build_wrap(ep, "higher_order.wrap_with_set_grad_enabled", {{"", Argument(false)}});
+  auto ex = Executor::create(ep, ExecutorOptions{});
+  ASSERT_TRUE(ex.ok()) << ex.error().message();
+  auto out = (*ex)->run(std::vector<EValue>{float_tensor({3}, {1, -2, 4})});
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  EXPECT_EQ(float_values((*out)[0].tensor()), (std::vector<float>{-2, 4, -8}));
+}
+
+TEST(ControlFlow, DisabledAutocastRegionRunsAndAnEnabledOneIsRefused) {
+  for (bool enabled : {false, true}) {
+    ExportedProgram ep;
+    build_wrap(ep, "higher_order.wrap_with_autocast",
+               {{"", Argument(std::string("cpu"))}, {"", Argument()}, {"", Argument(enabled)}, {"", Argument()}});
+    auto ex = Executor::create(ep, ExecutorOptions{});
+    if (enabled) {
+      ASSERT_FALSE(ex.ok());
+      EXPECT_NE(ex.error().message().find("enabled autocast region"), std::string::npos) << ex.error().message();
+      continue;
+    }
+    ASSERT_TRUE(ex.ok()) << ex.error().message();
+    auto out = (*ex)->run(std::vector<EValue>{float_tensor({3}, {1, -2, 4})});
+    ASSERT_TRUE(out.ok()) << out.error().message();
+    EXPECT_EQ(float_values((*out)[0].tensor()), (std::vector<float>{-2, 4, -8}));
+  }
+}
+
 }  // namespace
 }  // namespace lathe

@@ -1,7 +1,9 @@
 #include "lathe/runtime/executor.h"
 
+#include <algorithm>
 #include <set>
 
+#include "lathe/runtime/in_place_state.h"
 #include "lathe/runtime/kernels/util.h"
 
 namespace lathe {
@@ -36,6 +38,7 @@ struct Executor::Impl {
   std::unique_ptr<GraphPlan> graph;
   std::vector<size_t> user_input_positions;  // graph input index of each user input
   std::unordered_map<std::string, Tensor> state;  // buffers written so far (owned)
+  std::set<std::string> written_in_place;         // state the graph's in-place ops write (in_place_state.h)
   std::vector<IoInfo> user_in, user_out;
   std::optional<InputChecker> checker;
 
@@ -54,7 +57,18 @@ struct Executor::Impl {
   const Tensor* constant_of(const Value* v, const std::set<std::string>& mutated) const;
   Result<std::vector<EValue>> run(const std::vector<EValue>& args);
   Status write_back(const std::vector<EValue>& args, std::vector<EValue>& outputs);
+  void own_state_written_in_place();
 };
+
+// State written in place gets a writable copy of its initial value before
+// the first call (the program's own tensors may be mapped read-only); the
+// writes then persist from call to call, as they do on the module.
+void Executor::Impl::own_state_written_in_place() {
+  for (const InputSpec& spec : program->input_specs) {
+    if (!written_in_place.count(spec.target)) continue;
+    if (const Tensor* t = program->state_tensor(spec)) state[spec.target] = kernels::contiguous_copy(*t);
+  }
+}
 
 Status Executor::Impl::bind_inputs(const ExportedProgram& ep) {
   const Graph& g = ep.graph();
@@ -116,8 +130,12 @@ Status Executor::Impl::plan(const ExportedProgram& ep, const ExecutorOptions& op
   go.kernels = options.kernels ? options.kernels : &portable_kernels();
   go.delegates = options.delegates;
   go.plan_memory = options.plan_memory;
+  written_in_place = state_written_in_place(ep, *go.kernels);
+  own_state_written_in_place();
+  std::set<std::string> mutated = mutated_state(ep);
+  mutated.insert(written_in_place.begin(), written_in_place.end());
   go.init_delegate = [this](const DelegateRuntime& rt, const Node& n) { return init_delegate(rt, n); };
-  go.constant_of = [this, mutated = mutated_state(ep)](const Value* v) { return constant_of(v, mutated); };
+  go.constant_of = [this, mutated = std::move(mutated)](const Value* v) { return constant_of(v, mutated); };
   LATHE_ASSIGN_OR_RETURN(graph, GraphPlan::create(g, go, escapes));
   return Status::Ok();
 }
@@ -252,10 +270,16 @@ std::vector<std::string> Executor::mutated_buffers() const {
   for (const OutputSpec& o : impl_->program->output_specs) {
     if (o.kind == OutputKind::BufferMutation) names.push_back(o.target);
   }
+  for (const std::string& t : impl_->written_in_place) {
+    if (std::find(names.begin(), names.end(), t) == names.end()) names.push_back(t);
+  }
   return names;
 }
 
-void Executor::reset_state() { impl_->state.clear(); }
+void Executor::reset_state() {
+  impl_->state.clear();
+  impl_->own_state_written_in_place();
+}
 const MemoryStats& Executor::memory_stats() const { return impl_->graph->memory_stats(); }
 
 }  // namespace lathe

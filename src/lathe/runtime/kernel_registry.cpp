@@ -44,6 +44,13 @@ const KernelRegistry& portable_kernels() {
     kernels::register_quantized_linear_kernels(r);
     kernels::register_dynamic_int8_kernels(r);
     kernels::register_affine_quant_kernels(r);
+    kernels::register_scan_kernels(r);
+    kernels::register_sort_kernels(r);
+    kernels::register_repeat_kernels(r);
+    kernels::register_scatter_kernels(r);
+    kernels::register_upsample_kernels(r);
+    kernels::register_distance_kernels(r);
+    kernels::register_random_kernels(r);
     register_control_flow_entries(r);
     return r;
   }();

@@ -117,6 +117,16 @@ Status to_dtype_kernel(KernelCall& c) {
   return copy_as(c, *self, dt);
 }
 
+// to.other / type_as: to the dtype of another tensor (an alias when it is
+// already that dtype, as torch returns self then).
+Status to_other_kernel(KernelCall& c) {
+  LATHE_ASSIGN_OR_RETURN(const Tensor* self, c.tensor("self"));
+  LATHE_ASSIGN_OR_RETURN(const Tensor* other, c.tensor("other"));
+  LATHE_ASSIGN_OR_RETURN(bool copy, c.bool_arg("copy", false));
+  if (!copy && other->dtype == self->dtype) return c.set_output(0, *self);
+  return copy_as(c, *self, other->dtype);
+}
+
 // copy(self, src): a new tensor shaped and typed like self, holding src.
 Status copy_kernel(KernelCall& c) {
   LATHE_ASSIGN_OR_RETURN(const Tensor* self, c.tensor("self"));
@@ -183,7 +193,11 @@ void register_copy_kernels(KernelRegistry& r) {
   register_overloads(r, "lift_fresh_copy", {"default"}, clone_kernel);
   register_overloads(r, "contiguous", {"default"}, contiguous_kernel, OutputAlias::MaybeView);
   register_overloads(r, "_to_copy", {"default"}, to_copy_kernel);
-  register_overloads(r, "to", {"dtype", "dtype_layout"}, to_dtype_kernel, OutputAlias::MaybeView);
+  // to.device: every tensor Lathe runs is on the CPU, so only the dtype
+  // (and `copy`) can change anything.
+  register_overloads(r, "to", {"dtype", "dtype_layout", "device"}, to_dtype_kernel, OutputAlias::MaybeView);
+  register_overloads(r, "to", {"other"}, to_other_kernel, OutputAlias::MaybeView);
+  register_overloads(r, "type_as", {"default"}, to_other_kernel, OutputAlias::MaybeView);
   register_overloads(r, "copy", {"default"}, copy_kernel);
   register_overloads(r, "copy_", {"default"}, copy_inplace_kernel, OutputAlias::View);
   register_overloads(r, "cat", {"default"}, cat_kernel);

@@ -27,6 +27,13 @@ void register_dynamic_int8_kernels(KernelRegistry& r);      // dynamic_int8.cpp
 void register_affine_quant_kernels(KernelRegistry& r);      // affine_quant.cpp
 void register_pad_kernels(KernelRegistry& r);        // pad.cpp
 void register_inplace_kernels(KernelRegistry& r);    // inplace.cpp
+void register_scan_kernels(KernelRegistry& r);       // scan.cpp
+void register_sort_kernels(KernelRegistry& r);       // sort.cpp
+void register_repeat_kernels(KernelRegistry& r);     // repeat.cpp
+void register_scatter_kernels(KernelRegistry& r);    // scatter.cpp
+void register_upsample_kernels(KernelRegistry& r);   // upsample.cpp
+void register_distance_kernels(KernelRegistry& r);   // distance.cpp
+void register_random_kernels(KernelRegistry& r);     // random.cpp
 
 // Registers `fn` under "aten.<name>.<overload>" for each overload given.
 void register_overloads(KernelRegistry& r, const char* name, std::initializer_list<const char*> overloads,

@@ -1,0 +1,108 @@
+"""The zoo: real architectures nobody here wrote (fixtures/zoo/, Hugging Face
+``transformers`` models exported by torch.export 2.13 by tools/export_zoo.py),
+each as exported and after ``run_decompositions()``.
+
+Run by CTest (one test per check) with the project's virtual environment:
+
+    LATHE_BINARY=build/lathe LATHE_SOURCE_DIR=. .venv/bin/python tests/torch/zoo_test.py [Class]
+
+* Run: ``lathe run --check`` matches PyTorch's eager outputs (rtol 1e-4).
+* Transform: ``lathe transform --passes default`` output loads with
+  ``torch.export.load`` and its ``.module()`` reproduces eager.
+* Lower: the XNNPACK-lowered archive runs in Lathe and matches eager.
+
+Every fixture of fixtures/zoo/manifest.json is checked; a failure names the
+fixture and Lathe's message. ``ZOO_ONLY=bert,llama`` narrows a run by hand.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np  # noqa: F401  (torch.from_numpy of the references)
+import torch
+
+SRC = os.environ.get("LATHE_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+LATHE = os.environ.get("LATHE_BINARY", os.path.join(SRC, "build", "lathe"))
+ZOO_DIR = os.path.join(SRC, "fixtures", "zoo")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from interop_test import reference_calls_in  # noqa: E402
+
+with open(os.path.join(ZOO_DIR, "manifest.json")) as _f:
+    MANIFEST = json.load(_f)
+_only = [n for n in os.environ.get("ZOO_ONLY", "").split(",") if n]
+FIXTURES = [n for n in MANIFEST if not _only or n in _only or n.replace("_decomposed", "") in _only]
+RTOL, ATOL = 1e-4, 1e-5
+
+
+def lathe(*args):
+    return subprocess.run([LATHE, *args], capture_output=True, text=True)
+
+
+def path_of(name):
+    return os.path.join(ZOO_DIR, name + ".pt2")
+
+
+class Case(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def lathe_ok(self, *args):
+        r = lathe(*args)
+        self.assertEqual(r.returncode, 0, "lathe %s\n%s%s" % (" ".join(args), r.stdout, r.stderr))
+        return r
+
+    def check_runs(self, path, name):
+        r = self.lathe_ok("run", path, "--check", "--rtol", str(RTOL), "--atol", str(ATOL),
+                          "--reference", os.path.join(ZOO_DIR, name + ".ref"))
+        self.assertIn("check passed (1 call(s)", r.stdout)
+
+
+class Run(Case):
+    def test_every_architecture_runs_and_matches_eager(self):
+        self.assertGreaterEqual(len(FIXTURES), 1)
+        for name in FIXTURES:
+            with self.subTest(name):
+                self.check_runs(path_of(name), name)
+
+
+class Transform(Case):
+    def test_transformed_archives_load_in_pytorch_and_match(self):
+        for name in FIXTURES:
+            with self.subTest(name):
+                out = os.path.join(self.dir, name + ".pt2")
+                self.lathe_ok("transform", path_of(name), "-o", out, "--passes", "default")
+                mod = torch.export.load(out).module()
+                for inputs, want in reference_calls_in(os.path.join(ZOO_DIR, name + ".ref"), "model"):
+                    got = torch.utils._pytree.tree_leaves(mod(*[t.clone() for t in inputs]))
+                    self.assertEqual(len(got), len(want))
+                    for i, (g, w) in enumerate(zip(got, want)):
+                        self.assertTrue(torch.allclose(g, w, rtol=RTOL, atol=ATOL),
+                                        "%s output %d: max diff %s" % (name, i, (g - w).abs().max().item()))
+
+
+class Lower(Case):
+    def test_xnnpack_lowered_archives_run_and_match(self):
+        xnnpack = os.environ.get("LATHE_WITH_XNNPACK", "1") == "1"
+        for name in FIXTURES:
+            with self.subTest(name):
+                out = os.path.join(self.dir, name + ".pt2")
+                if not xnnpack:  # built with LATHE_WITH_XNNPACK=OFF: refused, nothing written
+                    self.assertNotEqual(lathe("lower", path_of(name), "-o", out, "--backend", "xnnpack").returncode, 0)
+                    self.assertFalse(os.path.exists(out))
+                    continue
+                self.lathe_ok("lower", path_of(name), "-o", out, "--backend", "xnnpack")
+                self.check_runs(out, name)
+
+
+if __name__ == "__main__":
+    argv = sys.argv[:1] + sys.argv[1:]
+    unittest.main(argv=argv, verbosity=2)
