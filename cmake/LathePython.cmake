@@ -42,7 +42,7 @@ if(lathe_python_tree)
   set_target_properties(_lathe PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${lathe_python_tree}/lathe)
   add_custom_command(TARGET _lathe POST_BUILD
                      COMMAND ${CMAKE_COMMAND} -E copy_if_different ${lathe_python_files} ${lathe_python_tree}/lathe/)
-  foreach(suite Api Torch)
+  foreach(suite Api Torch Llm)
     add_test(NAME Python.${suite}
              COMMAND ${LATHE_PYTHON} -m pytest -q -p no:cacheprovider
                      ${PROJECT_SOURCE_DIR}/python/tests/test_$<LOWER_CASE:${suite}>.py)
