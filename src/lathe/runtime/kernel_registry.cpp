@@ -51,6 +51,10 @@ const KernelRegistry& portable_kernels() {
     kernels::register_upsample_kernels(r);
     kernels::register_distance_kernels(r);
     kernels::register_random_kernels(r);
+    kernels::register_pointwise_kernels(r);
+    kernels::register_rearrange_kernels(r);
+    kernels::register_recurrent_kernels(r);
+    kernels::register_contraction_kernels(r);
     register_control_flow_entries(r);
     return r;
   }();

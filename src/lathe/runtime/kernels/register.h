@@ -34,6 +34,10 @@ void register_scatter_kernels(KernelRegistry& r);    // scatter.cpp
 void register_upsample_kernels(KernelRegistry& r);   // upsample.cpp
 void register_distance_kernels(KernelRegistry& r);   // distance.cpp
 void register_random_kernels(KernelRegistry& r);     // random.cpp
+void register_pointwise_kernels(KernelRegistry& r);  // pointwise.cpp
+void register_rearrange_kernels(KernelRegistry& r);  // rearrange.cpp
+void register_recurrent_kernels(KernelRegistry& r);  // recurrent.cpp
+void register_contraction_kernels(KernelRegistry& r);  // contraction.cpp
 
 // Registers `fn` under "aten.<name>.<overload>" for each overload given.
 void register_overloads(KernelRegistry& r, const char* name, std::initializer_list<const char*> overloads,
