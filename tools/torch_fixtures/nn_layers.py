@@ -140,12 +140,12 @@ def _layers():
     L["isnan_nan_to_num"] = (lambda: Fn(lambda x: torch.nan_to_num(torch.log(x - 0.5)) + torch.isnan(x).float()), pos(2, 5))
     L["prod"] = (lambda: Fn(lambda x: torch.prod(x, 1)), x2)
     L["norm"] = (lambda: Fn(lambda x: torch.linalg.vector_norm(x, dim=-1) + x.norm(p=1, dim=-1)), x2)
-    L["std_var"] = (lambda: Fn(lambda x: torch.std(x, 1) + torch.var(x, -1, keepdim=True).sum(-1)), x2)
+    L["std_var"] = (lambda: Fn(lambda x: torch.std(x, 1) + torch.var(x, 1, keepdim=True).squeeze(1)), x2)
     L["logsumexp"] = (lambda: Fn(lambda x: torch.logsumexp(x, 1)), x2)
     L["einsum"] = (lambda: Fn(lambda a, b: torch.einsum("bij,bjk->bik", a, b)), lambda g: (torch.randn(2, 3, 4, generator=g), torch.randn(2, 4, 5, generator=g)))
     L["outer_cross"] = (lambda: Fn(lambda a, b: torch.outer(a[0], b[0]).sum() + torch.linalg.cross(a, b)), lambda g: (torch.randn(4, 3, generator=g), torch.randn(4, 3, generator=g)))
     L["scatter_gather"] = (lambda: Fn(lambda x, i: torch.zeros(3, 5).scatter_add(1, i, x).gather(1, i)), lambda g: (torch.randn(3, 4, generator=g), torch.randint(0, 5, (3, 4), generator=g)))
-    L["argmax_argmin"] = (lambda: Fn(lambda x: torch.argmax(x, 1) + torch.argmin(x, -1)), x2)
+    L["argmax_argmin"] = (lambda: Fn(lambda x: torch.argmax(x, 1) + torch.argmin(x, 1)), x2)
     L["clamp_lerp"] = (lambda: Fn(lambda a, b: torch.lerp(a, b, 0.3).clamp(-0.5, 0.5) + torch.addcmul(a, a, b, value=0.5)), lambda g: (torch.randn(3, 4, generator=g), torch.randn(3, 4, generator=g)))
     L["bitwise_logical"] = (lambda: Fn(lambda x: ((x > 0) & (x < 1) | (x < -1)) ^ (x > 0.5)), x2)
     L["grid_sample"] = (lambda: Fn(lambda x, grid: F.grid_sample(x, grid, align_corners=False)), lambda g: (torch.randn(1, 2, 5, 6, generator=g), torch.rand(1, 3, 4, 2, generator=g) * 2 - 1))
@@ -153,8 +153,33 @@ def _layers():
     L["one_hot"] = (lambda: Fn(lambda i: F.one_hot(i, 6)), ids(6, 2, 5))
     L["cdist"] = (lambda: Fn(lambda a, b: torch.cdist(a, b)), lambda g: (torch.randn(2, 4, 3, generator=g), torch.randn(2, 5, 3, generator=g)))
     L["masked_select_nonzero"] = (lambda: Fn(lambda x: torch.nonzero(x > 0)), x2)
+    L["scan"] = (lambda: Fn_scan(), lambda g: (torch.randn(2, 3, generator=g), torch.randn(4, 2, 3, generator=g)))
+    L["map"] = (lambda: Fn(lambda xs, y: _cf_map(lambda x, y: x.sin() + y, xs, y)), lambda g: (torch.randn(4, 3, generator=g), torch.randn(3, generator=g)))
     L["diagonal_trace"] = (lambda: Fn(lambda x: torch.diagonal(x, 0, -2, -1) * 2), r(2, 4, 4))
     return L
+
+
+def _cf_map(f, xs, *args):
+    from functorch.experimental.control_flow import map as cf_map
+
+    return cf_map(f, xs, *args)
+
+
+class Fn_scan(nn.Module):
+    """torch's scan (higher_order.scan): a tanh RNN cell over the leading dim."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(3, 3) * 0.5)
+
+    def forward(self, init, xs):
+        from torch._higher_order_ops.scan import scan
+
+        def combine(c, x):
+            n = torch.tanh(c @ self.w + x)
+            return n, n * 2
+
+        return scan(combine, init, xs)
 
 
 class Fn_mha(nn.Module):

@@ -91,6 +91,7 @@ constexpr std::string_view kEffectfulAten[] = {
     "record_stream", "set", "resize", "_resize_output",
     // randomness
     "rand", "rand_like", "randn", "randn_like", "randint", "randint_like", "randperm", "bernoulli", "normal",
+    "normal_functional",
     "poisson", "multinomial", "binomial", "uniform", "exponential", "geometric", "cauchy", "log_normal", "random",
     "dropout", "native_dropout", "feature_dropout", "alpha_dropout", "feature_alpha_dropout", "_fused_dropout",
     "rrelu", "rrelu_with_noise", "_standard_gamma", "_sample_dirichlet", "_dirichlet_grad", "seed", "manual_seed"};

@@ -167,6 +167,11 @@ inline const OpTarget while_loop{"higher_order.while_loop"};
 // wrap_with_autocast(device_type, dtype, enabled, cache_enabled, graph, *args).
 inline const OpTarget wrap_with_set_grad_enabled{"higher_order.wrap_with_set_grad_enabled"};
 inline const OpTarget wrap_with_autocast{"higher_order.wrap_with_autocast"};
+// Loops over the leading dim: scan(combine_graph, init[], xs[], additional[])
+// -> (final carries..., stacked per-step outputs...); map_impl(body_graph,
+// xs[], args[]) -> stacked outputs.
+inline const OpTarget scan{"higher_order.scan"};
+inline const OpTarget map_impl{"higher_order.map_impl"};
 inline const OpTarget auto_functionalized_v2{"higher_order.auto_functionalized_v2"};
 // auto_functionalized and auto_functionalized_v2 share it.
 inline constexpr std::string_view kAutoFunctionalizedPrefix = "higher_order.auto_functionalized";

@@ -179,6 +179,137 @@ Result<std::shared_ptr<DelegateHandle>> plan_wrap(const Node& n, const GraphPlan
   return std::shared_ptr<DelegateHandle>(std::make_shared<WrapHandle>(std::move(g), graph_index + 1));
 }
 
+// Element `i` of `t` along its leading dim (a view).
+Tensor leading_slice(const Tensor& t, int64_t i) {
+  return kernels::make_view(t, std::vector<int64_t>(t.sizes.begin() + 1, t.sizes.end()),
+                            std::vector<int64_t>(t.strides.begin() + 1, t.strides.end()), t.storage_offset + i * t.strides[0]);
+}
+
+// The leading size every tensor of `xs` shares (what the loop runs over).
+Result<int64_t> loop_length(const std::vector<EValue>& xs, std::string_view op) {
+  if (xs.empty()) return make_error(std::string(op) + " has no tensors to loop over");
+  int64_t n = -1;
+  for (const EValue& v : xs) {
+    if (!v.is_tensor() || v.tensor().sizes.empty()) {
+      return make_error(std::string(op) + ": every xs entry must be a tensor with a leading dim, got " + v.describe());
+    }
+    const int64_t len = v.tensor().sizes[0];
+    if (n >= 0 && len != n) return make_error(std::string(op) + ": xs have leading sizes " + std::to_string(n) + " and " + std::to_string(len));
+    n = len;
+  }
+  if (n == 0) return make_error(std::string(op) + ": xs have a leading size of 0; there is no step to run");
+  return n;
+}
+
+// Per-step outputs stacked along a new leading dim of `steps` entries.
+class Stacker {
+ public:
+  explicit Stacker(int64_t steps) : steps_(steps) {}
+  Status add(int64_t step, const std::vector<EValue>& ys, size_t first) {
+    if (stacked_.empty()) {
+      for (size_t k = first; k < ys.size(); ++k) {
+        if (!ys[k].is_tensor()) return make_error("step output " + std::to_string(k) + " is " + ys[k].describe() + ", not a tensor");
+        std::vector<int64_t> sizes = ys[k].tensor().sizes;
+        sizes.insert(sizes.begin(), steps_);
+        stacked_.push_back(Tensor::empty(ys[k].tensor().dtype, sizes));
+      }
+    }
+    if (ys.size() - first != stacked_.size()) return make_error("a step returned a different number of outputs");
+    for (size_t k = 0; k < stacked_.size(); ++k) {
+      Tensor dst = leading_slice(stacked_[k], step);
+      const Tensor& y = ys[first + k].tensor();
+      if (y.sizes != dst.sizes || y.dtype != dst.dtype) {
+        return make_error("step " + std::to_string(step) + " output " + std::to_string(k) + " is " + shape_string(y.sizes) +
+                          ", step 0's was " + shape_string(dst.sizes));
+      }
+      LATHE_RETURN_IF_ERROR(kernels::copy_into(y, dst));
+    }
+    return Status::Ok();
+  }
+  std::vector<EValue> values() const { return std::vector<EValue>(stacked_.begin(), stacked_.end()); }
+
+ private:
+  int64_t steps_;
+  std::vector<Tensor> stacked_;
+};
+
+class ScanHandle : public DelegateHandle {
+ public:
+  explicit ScanHandle(std::unique_ptr<GraphPlan> g) : combine_(std::move(g)) {}
+
+  Status execute(KernelCall& call) override {
+    LATHE_ASSIGN_OR_RETURN(std::vector<EValue> carries, call.arg_items(1));
+    LATHE_ASSIGN_OR_RETURN(std::vector<EValue> xs, call.arg_items(2));
+    LATHE_ASSIGN_OR_RETURN(std::vector<EValue> extra, call.arg_items(3));
+    LATHE_ASSIGN_OR_RETURN(int64_t steps, loop_length(xs, "scan"));
+    Stacker ys(steps);
+    for (int64_t i = 0; i < steps; ++i) {
+      std::vector<EValue> in = carries;
+      for (const EValue& x : xs) in.push_back(leading_slice(x.tensor(), i));
+      in.insert(in.end(), extra.begin(), extra.end());
+      auto out = combine_->run(std::move(in));
+      if (!out.ok()) return out.error().context("combine_fn, step " + std::to_string(i));
+      if (out->size() < carries.size()) return make_error("combine_fn returned fewer values than scan carries");
+      LATHE_RETURN_IF_ERROR(ys.add(i, *out, carries.size()));
+      // The next step reads the new carries while the plan reuses its buffers: copy them out.
+      for (size_t k = 0; k < carries.size(); ++k) {
+        const EValue& c = (*out)[k];
+        carries[k] = c.is_tensor() ? EValue(kernels::contiguous_copy(c.tensor())) : c;
+      }
+    }
+    return set_outputs(call, concat(std::move(carries), ys.values()), "scan");
+  }
+
+ private:
+  std::unique_ptr<GraphPlan> combine_;
+};
+
+class MapHandle : public DelegateHandle {
+ public:
+  explicit MapHandle(std::unique_ptr<GraphPlan> g) : body_(std::move(g)) {}
+
+  Status execute(KernelCall& call) override {
+    LATHE_ASSIGN_OR_RETURN(std::vector<EValue> xs, call.arg_items(1));
+    LATHE_ASSIGN_OR_RETURN(std::vector<EValue> args, call.arg_items(2));
+    LATHE_ASSIGN_OR_RETURN(int64_t steps, loop_length(xs, "map"));
+    Stacker ys(steps);
+    for (int64_t i = 0; i < steps; ++i) {
+      std::vector<EValue> in;
+      for (const EValue& x : xs) in.push_back(leading_slice(x.tensor(), i));
+      in.insert(in.end(), args.begin(), args.end());
+      auto out = body_->run(std::move(in));
+      if (!out.ok()) return out.error().context("map body, step " + std::to_string(i));
+      LATHE_RETURN_IF_ERROR(ys.add(i, *out, 0));
+    }
+    return set_outputs(call, ys.values(), "map");
+  }
+
+ private:
+  std::unique_ptr<GraphPlan> body_;
+};
+
+Result<std::shared_ptr<DelegateHandle>> plan_loop(const Node& n, const GraphPlanOptions& options) {
+  const bool is_scan = ops::same_op(n.op_target(), ops::higher_order::scan);
+  const size_t lists = is_scan ? 3 : 2;
+  if (n.inputs().size() != lists + 1) {
+    return make_error(n.op_name() + " takes " + std::to_string(lists + 1) + " arguments, the node has " +
+                      std::to_string(n.inputs().size()));
+  }
+  LATHE_ASSIGN_OR_RETURN(std::unique_ptr<GraphPlan> g, plan_subgraph(n, 0, options));
+  size_t operands = 0;
+  for (size_t i = 1; i <= lists; ++i) operands += list_size(n, i);
+  if (g->graph().inputs().size() != operands) {
+    return make_error("the loop body takes " + std::to_string(g->graph().inputs().size()) + " input(s), " + n.op_name() +
+                      " passes " + std::to_string(operands));
+  }
+  if (is_scan) return std::shared_ptr<DelegateHandle>(std::make_shared<ScanHandle>(std::move(g)));
+  return std::shared_ptr<DelegateHandle>(std::make_shared<MapHandle>(std::move(g)));
+}
+
+bool is_loop(const Node& n) {
+  return ops::same_op(n.op_target(), ops::higher_order::scan) || ops::same_op(n.op_target(), ops::higher_order::map_impl);
+}
+
 bool is_wrap(const Node& n) {
   return ops::same_op(n.op_target(), ops::higher_order::wrap_with_set_grad_enabled) ||
          ops::same_op(n.op_target(), ops::higher_order::wrap_with_autocast);
@@ -188,13 +319,14 @@ bool is_wrap(const Node& n) {
 
 bool is_control_flow(const Node& n) {
   return ops::same_op(n.op_target(), ops::higher_order::cond) || ops::same_op(n.op_target(), ops::higher_order::while_loop) ||
-         is_wrap(n);
+         is_wrap(n) || is_loop(n);
 }
 
 Result<std::shared_ptr<DelegateHandle>> plan_control_flow(const Node& n, const GraphPlanOptions& options) {
   if (ops::same_op(n.op_target(), ops::higher_order::cond)) return plan_cond(n, options);
   if (ops::same_op(n.op_target(), ops::higher_order::while_loop)) return plan_while_loop(n, options);
   if (is_wrap(n)) return plan_wrap(n, options);
+  if (is_loop(n)) return plan_loop(n, options);
   if (is_auto_functionalized(n)) return plan_auto_functionalized(n, *options.kernels);
   return make_error("not a control-flow op");
 }
@@ -215,7 +347,7 @@ Status planned_not_called(KernelCall& call) {
 
 void register_control_flow_entries(KernelRegistry& r) {
   for (OpTarget op : {ops::higher_order::cond, ops::higher_order::while_loop, ops::higher_order::wrap_with_set_grad_enabled,
-                      ops::higher_order::wrap_with_autocast}) {
+                      ops::higher_order::wrap_with_autocast, ops::higher_order::scan, ops::higher_order::map_impl}) {
     r.set(op.str(), {planned_not_called, OutputAlias::MaybeView});
   }
 }

@@ -5,6 +5,9 @@
 //
 //   cond(pred, true_graph, false_graph, operands)        -> outputs of the chosen graph
 //   while_loop(cond_graph, body_graph, carried, extra)   -> carried values once cond is false
+//   scan(combine_graph, init, xs, additional)            -> final carries, stacked per-step outputs
+//   map_impl(body_graph, xs, args)                       -> stacked outputs of body(x_i, *args)
+//   wrap_with_set_grad_enabled / wrap_with_autocast      -> outputs of the wrapped subgraph
 //
 // A subgraph's lifted parameters arrive as operands (torch.export passes
 // them explicitly), so subgraphs need no access to the program's state.
