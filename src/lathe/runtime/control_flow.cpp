@@ -333,10 +333,13 @@ Result<std::shared_ptr<DelegateHandle>> plan_control_flow(const Node& n, const G
 
 std::string describe_op(const Node& n) {
   const std::string op = n.op_name();
-  if (!op.starts_with(ops::higher_order::kAutoFunctionalizedPrefix) || n.inputs().empty()) return op;
-  const auto* wrapped = n.inputs()[0].arg.get_if<OperatorArg>();
+  // with_effects(token, op, *args) names its op second; the functionalization wrappers first.
+  const bool effects = op == "higher_order.with_effects";
+  const size_t at = effects ? 1 : 0;
+  if ((!effects && !op.starts_with(ops::higher_order::kAutoFunctionalizedPrefix)) || n.inputs().size() <= at) return op;
+  const auto* wrapped = n.inputs()[at].arg.get_if<OperatorArg>();
   if (!wrapped) return op;
-  return op + " of custom op " + std::string(ops::strip_torch_ops(wrapped->name));
+  return op + " of " + (effects ? "effectful op " : "custom op ") + std::string(ops::strip_torch_ops(wrapped->name));
 }
 
 namespace {

@@ -17,6 +17,10 @@ bool is_comparison(BinaryOp op) {
   }
 }
 
+bool is_floating_only(BinaryOp op) {
+  return op == BinaryOp::Atan2 || op == BinaryOp::Hypot || op == BinaryOp::Copysign;
+}
+
 Tensor scalar_tensor(const Scalar& s, DType dtype) {
   Tensor t = Tensor::empty(dtype, {});
   (void)dispatch_storage(dtype, "scalar_tensor", [&](auto tag) -> Status {
@@ -249,6 +253,21 @@ Status apply_typed(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out, S
     case BinaryOp::BitwiseAnd:
     case BinaryOp::BitwiseOr:
     case BinaryOp::BitwiseXor: return apply_bitwise<T>(op, a, b, out);
+    case BinaryOp::Atan2:
+    case BinaryOp::Hypot:
+    case BinaryOp::Copysign:
+      if constexpr (!kFloat) {
+        return make_error("atan2/hypot/copysign need a floating compute type");
+      } else {
+        if (op == BinaryOp::Atan2) binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return std::atan2(x, y); });
+        if (op == BinaryOp::Hypot) binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return std::hypot(x, y); });
+        if (op == BinaryOp::Copysign) binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return std::copysign(x, y); });
+        return Status::Ok();
+      }
+    case BinaryOp::Prelu:
+      if constexpr (kBool) return unsupported_for(a);
+      else binary_loop<T, T>(a, b, out, [](T x, T w) -> T { return x > T(0) ? x : static_cast<T>(w * x); });
+      return Status::Ok();
     default: return apply_comparison<T>(op, a, b, out);
   }
 }
@@ -338,6 +357,7 @@ Status run_binary(KernelCall& c, BinaryOp op, bool has_alpha, bool reverse, cons
     if (op == BinaryOp::Div && is_integral(compute, true)) compute = DType::Float32;
   }
   if (op == BinaryOp::LogicalAnd || op == BinaryOp::LogicalOr || op == BinaryOp::LogicalXor) compute = DType::Bool;
+  if (is_floating_only(op) && is_integral(compute, true)) compute = DType::Float32;
   Scalar alpha = Scalar::from_int(1);
   if (has_alpha) {
     LATHE_ASSIGN_OR_RETURN(alpha, c.scalar("alpha", Scalar::from_int(1)));
@@ -384,6 +404,41 @@ Status masked_fill_kernel(KernelCall& c) {
   return where_out(*mask, value.as(self->dtype), *self, *out);
 }
 
+// prelu(self, weight): weight holds one value, or one per channel (dim 1
+// of self), and broadcasts along that dim; _prelu_kernel gets a weight that
+// already broadcasts to self.
+Status prelu_kernel(KernelCall& c) {
+  LATHE_ASSIGN_OR_RETURN(const Tensor* self, c.tensor("self"));
+  LATHE_ASSIGN_OR_RETURN(const Tensor* weight, c.tensor("weight"));
+  LATHE_RETURN_IF_ERROR(check_input(*weight, "prelu", "weight"));
+  Tensor w = *weight;
+  const bool pre_broadcast = c.node().target().find("_prelu_kernel") != std::string::npos;
+  if (!pre_broadcast) {
+    if (weight->sizes.size() > 1) return c.arg_error("weight", "must be 0-d or 1-d, got " + shape_string(weight->sizes));
+    const int64_t n = weight->numel();
+    if (n != 1) {
+      const int64_t channels = self->sizes.size() > 1 ? self->sizes[1] : 1;
+      if (self->sizes.empty() || n != channels) {
+        return c.arg_error("weight", "has " + std::to_string(n) + " elements, input " + shape_string(self->sizes) +
+                                         " has " + std::to_string(channels) + " channels");
+      }
+      std::vector<int64_t> shape(self->sizes.size() - 1, 1);  // [C, 1, ...] aligns with dim 1
+      shape[0] = n;
+      w = make_view(*weight, shape, std::vector<int64_t>(shape.size(), 0), weight->storage_offset);
+      w.strides[0] = weight->strides[0];
+    } else {
+      w = make_view(*weight, {}, {}, weight->storage_offset);
+    }
+  }
+  ResultType rt;
+  rt.add(*self);
+  rt.add(w);
+  const DType dt = rt.get();
+  LATHE_ASSIGN_OR_RETURN(auto shape, broadcast_shapes(self->sizes, w.sizes));
+  LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, dt, shape));
+  return binary_out(BinaryOp::Prelu, *self, w, dt, *out);
+}
+
 }  // namespace
 
 void register_binary_kernels(KernelRegistry& r) {
@@ -413,6 +468,17 @@ void register_binary_kernels(KernelRegistry& r) {
   register_overloads(r, "bitwise_and", {"Tensor", "Scalar"}, binary_kernel<BinaryOp::BitwiseAnd>);
   register_overloads(r, "bitwise_or", {"Tensor", "Scalar"}, binary_kernel<BinaryOp::BitwiseOr>);
   register_overloads(r, "bitwise_xor", {"Tensor", "Scalar"}, binary_kernel<BinaryOp::BitwiseXor>);
+  // The Python-operator spellings (x & y, x | y, x ^ y) torch.export keeps.
+  register_overloads(r, "__and__", {"Tensor", "Scalar"}, binary_kernel<BinaryOp::BitwiseAnd>);
+  register_overloads(r, "__or__", {"Tensor", "Scalar"}, binary_kernel<BinaryOp::BitwiseOr>);
+  register_overloads(r, "__xor__", {"Tensor", "Scalar"}, binary_kernel<BinaryOp::BitwiseXor>);
+  register_overloads(r, "max", {"other"}, binary_kernel<BinaryOp::Maximum>);
+  register_overloads(r, "min", {"other"}, binary_kernel<BinaryOp::Minimum>);
+  register_overloads(r, "atan2", {"default"}, binary_kernel<BinaryOp::Atan2>);
+  register_overloads(r, "hypot", {"default"}, binary_kernel<BinaryOp::Hypot>);
+  register_overloads(r, "copysign", {"Tensor", "Scalar"}, binary_kernel<BinaryOp::Copysign>);
+  register_overloads(r, "prelu", {"default"}, prelu_kernel);
+  register_overloads(r, "_prelu_kernel", {"default"}, prelu_kernel);
   register_overloads(r, "where", {"self", "ScalarSelf", "ScalarOther", "Scalar"}, where_kernel);
   register_overloads(r, "masked_fill", {"Scalar", "Tensor"}, masked_fill_kernel);
 }

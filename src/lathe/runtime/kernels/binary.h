@@ -1,5 +1,6 @@
 // Elementwise binary ops with broadcasting: arithmetic, comparisons,
-// logical and bitwise ops, where and masked_fill.
+// logical and bitwise ops, atan2/hypot/copysign, prelu, where and
+// masked_fill.
 #pragma once
 
 #include "lathe/runtime/kernels/util.h"
@@ -11,9 +12,12 @@ enum class BinaryOp {
   Eq, Ne, Lt, Le, Gt, Ge,                 // -> bool
   LogicalAnd, LogicalOr, LogicalXor,      // -> bool
   BitwiseAnd, BitwiseOr, BitwiseXor,
+  Atan2, Hypot, Copysign,                 // floating (integer operands compute in float32)
+  Prelu,                                  // a > 0 ? a : b * a (b: the broadcast weight)
 };
 
 bool is_comparison(BinaryOp op);  // comparisons and logical ops: bool out
+bool is_floating_only(BinaryOp op);  // Atan2, Hypot, Copysign
 
 // out = a <op> b, broadcasting a and b to out's shape. Both are converted
 // to `compute` first (the promoted type the caller chose). out is `compute`,

@@ -1,6 +1,8 @@
-// Convolution (1-D and 2-D; groups, stride, padding, dilation; transposed).
-// float32 runs im2col + GEMM, with a direct loop for depthwise convs (one
-// input channel per group) where a GEMM would be a matrix-vector product.
+// Convolution (1-D, 2-D and 3-D; groups, stride, padding, dilation;
+// transposed with output_padding). float32 forward convs run im2col +
+// GEMM, with a direct loop for 1-D/2-D depthwise convs (one input channel
+// per group) where a GEMM would be a matrix-vector product; float32
+// transposed convs run GEMM + col2im; other dtypes a direct loop.
 #pragma once
 
 #include <vector>

@@ -1,5 +1,6 @@
 #include "lathe/runtime/kernels/copy.h"
 
+#include "lathe/runtime/kernels/random.h"
 #include "lathe/runtime/kernels/register.h"
 #include "lathe/runtime/kernels/view.h"
 
@@ -164,26 +165,17 @@ Status stack_kernel(KernelCall& c) {
   return stack_out(tensors, d, *out);
 }
 
-// Dropout is the identity in eval mode; training mode draws random masks,
-// which a reference runtime cannot reproduce, so it is refused.
+// Dropout is the identity in eval mode; in training mode it draws its mask
+// from Lathe's generator (random.h), as native_dropout does.
 Status dropout_kernel(KernelCall& c) {
   LATHE_ASSIGN_OR_RETURN(const Tensor* input, c.tensor("input"));
   LATHE_ASSIGN_OR_RETURN(double p, c.double_arg("p"));
   LATHE_ASSIGN_OR_RETURN(bool train, c.bool_arg("train"));
-  if (train && p > 0) return make_error("dropout in training mode is not supported (random masks)");
-  return c.set_output(0, *input);
-}
-
-Status native_dropout_kernel(KernelCall& c) {
-  LATHE_ASSIGN_OR_RETURN(const Tensor* input, c.tensor("input"));
-  LATHE_ASSIGN_OR_RETURN(double p, c.double_arg("p"));
-  LATHE_ASSIGN_OR_RETURN(auto train, c.bool_arg("train", false));
-  if (train && p > 0) return make_error("native_dropout in training mode is not supported (random masks)");
+  if (!train || p == 0) return c.set_output(0, *input);
+  if (p < 0 || p > 1) return c.arg_error("p", "dropout probability has to be between 0 and 1, but got " + std::to_string(p));
   LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, input->dtype, input->sizes));
-  LATHE_RETURN_IF_ERROR(copy_into(*input, *out));
-  LATHE_ASSIGN_OR_RETURN(Tensor * mask, c.alloc_output(1, DType::Bool, input->sizes));
-  std::fill(mdata<bool>(*mask), mdata<bool>(*mask) + mask->numel(), true);
-  return Status::Ok();
+  Tensor mask = Tensor::empty(DType::Bool, input->sizes);
+  return dropout_out(as_contiguous(*input), p, *out, mask);
 }
 
 }  // namespace
@@ -202,8 +194,7 @@ void register_copy_kernels(KernelRegistry& r) {
   register_overloads(r, "copy_", {"default"}, copy_inplace_kernel, OutputAlias::View);
   register_overloads(r, "cat", {"default"}, cat_kernel);
   register_overloads(r, "stack", {"default"}, stack_kernel);
-  register_overloads(r, "dropout", {"default"}, dropout_kernel, OutputAlias::View);
-  register_overloads(r, "native_dropout", {"default"}, native_dropout_kernel);
+  register_overloads(r, "dropout", {"default"}, dropout_kernel, OutputAlias::MaybeView);  // native_dropout: random.cpp
 }
 
 }  // namespace lathe::kernels

@@ -244,6 +244,53 @@ Status group_norm_out(const Tensor& input_raw, const Tensor* weight, const Tenso
   });
 }
 
+Status weight_norm_out(const Tensor& v_raw, const Tensor& g_raw, int64_t dim, Tensor& w, Tensor* norm) {
+  LATHE_RETURN_IF_ERROR(check_input(v_raw, "weight_norm", "v"));
+  LATHE_RETURN_IF_ERROR(check_input(g_raw, "weight_norm", "g"));
+  LATHE_RETURN_IF_ERROR(check_floating(v_raw, "weight_norm", "v"));
+  const int64_t r = static_cast<int64_t>(v_raw.sizes.size());
+  // dim -1 is ATen's "no dim": one norm over the whole tensor, not the last dim.
+  int64_t outer = 1, len = 1, inner = v_raw.numel();
+  if (dim != -1) {
+    if (dim < 0 || dim >= std::max<int64_t>(r, 1)) return make_error("weight_norm: dim " + std::to_string(dim) + " out of range");
+    outer = 1;
+    len = r == 0 ? 1 : v_raw.sizes[dim];
+    inner = 1;
+    for (int64_t k = 0; k < dim; ++k) outer *= v_raw.sizes[k];
+    for (int64_t k = dim + 1; k < r; ++k) inner *= v_raw.sizes[k];
+  }
+  if (g_raw.numel() != len) {
+    return make_error("weight_norm: g has " + std::to_string(g_raw.numel()) + " elements, expected " + std::to_string(len));
+  }
+  LATHE_RETURN_IF_ERROR(check_out(w, v_raw.dtype, v_raw.sizes, "weight_norm"));
+  if (norm) LATHE_RETURN_IF_ERROR(check_out(*norm, g_raw.dtype, g_raw.sizes, "weight_norm"));
+  const Tensor v = as_contiguous(v_raw);
+  LATHE_ASSIGN_OR_RETURN(auto g, channel_values(&g_raw, len, 1.0, "weight_norm", "g"));
+  std::vector<double> sq(static_cast<size_t>(len), 0.0);
+  return dispatch<Types::Float>(v.dtype, "weight_norm", [&](auto tag) -> Status {
+    using T = decltype(tag);
+    const T* x = cdata<T>(v);
+    T* y = mdata<T>(w);
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t k = 0; k < len; ++k) {
+        const T* xs = x + (o * len + k) * inner;
+        for (int64_t i = 0; i < inner; ++i) sq[k] += static_cast<double>(xs[i]) * static_cast<double>(xs[i]);
+      }
+    }
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t k = 0; k < len; ++k) {
+        const T scale = static_cast<T>(g[k] / std::sqrt(sq[k]));
+        const int64_t base = (o * len + k) * inner;
+        for (int64_t i = 0; i < inner; ++i) y[base + i] = x[base + i] * scale;
+      }
+    }
+    if (!norm) return Status::Ok();
+    Tensor n = Tensor::empty(DType::Float64, g_raw.sizes);
+    for (int64_t k = 0; k < len; ++k) mdata<double>(n)[k] = std::sqrt(sq[k]);
+    return copy_into(n, *norm);
+  });
+}
+
 // ---- adapters ------------------------------------------------------------------
 namespace {
 
@@ -382,6 +429,59 @@ Status group_norm_kernel(KernelCall& c) {
   return group_norm_out(*input, weight, bias, groups, eps, *out, mean, rstd);
 }
 
+// group_norm(input, num_groups, weight?, bias?, eps, cudnn_enabled): the
+// output of native_group_norm without its statistics.
+Status group_norm_single_kernel(KernelCall& c) {
+  LATHE_ASSIGN_OR_RETURN(const Tensor* input, c.tensor("input"));
+  LATHE_ASSIGN_OR_RETURN(int64_t groups, c.int_arg("num_groups"));
+  LATHE_ASSIGN_OR_RETURN(const Tensor* weight, c.optional_tensor("weight"));
+  LATHE_ASSIGN_OR_RETURN(const Tensor* bias, c.optional_tensor("bias"));
+  LATHE_ASSIGN_OR_RETURN(double eps, c.double_arg("eps", 1e-5));
+  LATHE_RETURN_IF_ERROR(check_channels_input(*input, "group_norm"));
+  LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, input->dtype, input->sizes));
+  return group_norm_out(*input, weight, bias, groups, eps, *out, nullptr, nullptr);
+}
+
+// instance_norm: with use_input_stats, statistics per (sample, channel),
+// which is group norm with one channel per group; without, the running
+// statistics per channel, as batch norm in inference. The running stats are
+// never updated (the runtime does not write the program's buffers).
+Status instance_norm_kernel(KernelCall& c) {
+  LATHE_ASSIGN_OR_RETURN(const Tensor* input, c.tensor("input"));
+  LATHE_ASSIGN_OR_RETURN(const Tensor* weight, c.optional_tensor("weight"));
+  LATHE_ASSIGN_OR_RETURN(const Tensor* bias, c.optional_tensor("bias"));
+  LATHE_ASSIGN_OR_RETURN(const Tensor* running_mean, c.optional_tensor("running_mean"));
+  LATHE_ASSIGN_OR_RETURN(const Tensor* running_var, c.optional_tensor("running_var"));
+  LATHE_ASSIGN_OR_RETURN(bool use_input_stats, c.bool_arg("use_input_stats"));
+  LATHE_ASSIGN_OR_RETURN(double eps, c.double_arg("eps"));
+  LATHE_RETURN_IF_ERROR(check_channels_input(*input, "instance_norm"));
+  const int64_t C = input->sizes[1];
+  LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, input->dtype, input->sizes));
+  if (use_input_stats) return group_norm_out(*input, weight, bias, C, eps, *out, nullptr, nullptr);
+  if (!running_mean || !running_var) {
+    return c.arg_error("running_mean", "use_input_stats=False needs running_mean and running_var");
+  }
+  LATHE_ASSIGN_OR_RETURN(auto mean, channel_values(running_mean, C, 0.0, "instance_norm", "running_mean"));
+  LATHE_ASSIGN_OR_RETURN(auto var, channel_values(running_var, C, 1.0, "instance_norm", "running_var"));
+  return batch_norm_apply(*input, mean, var, weight, bias, eps, *out);
+}
+
+// _weight_norm(v, g, dim) -> w; _weight_norm_interface -> (w, norm).
+Status weight_norm_kernel(KernelCall& c) {
+  LATHE_ASSIGN_OR_RETURN(const Tensor* v, c.tensor("v"));
+  LATHE_ASSIGN_OR_RETURN(const Tensor* g, c.tensor("g"));
+  LATHE_ASSIGN_OR_RETURN(int64_t dim, c.int_arg("dim", 0));
+  if (dim < -1) {
+    LATHE_ASSIGN_OR_RETURN(dim, normalize_dim(dim, static_cast<int64_t>(v->sizes.size())));
+  }
+  LATHE_ASSIGN_OR_RETURN(Tensor * w, c.alloc_output(0, v->dtype, v->sizes));
+  Tensor* norm = nullptr;
+  if (c.output_count() > 1) {
+    LATHE_ASSIGN_OR_RETURN(norm, c.alloc_output(1, g->dtype, g->sizes));
+  }
+  return weight_norm_out(*v, *g, dim, *w, norm);
+}
+
 }  // namespace
 
 void register_norm_kernels(KernelRegistry& r) {
@@ -394,6 +494,10 @@ void register_norm_kernels(KernelRegistry& r) {
   register_overloads(r, "_native_batch_norm_legit", {"no_stats"}, legit_no_stats_kernel);
   register_overloads(r, "_native_batch_norm_legit_functional", {"default"}, legit_functional_kernel);
   register_overloads(r, "native_group_norm", {"default"}, group_norm_kernel);
+  register_overloads(r, "group_norm", {"default"}, group_norm_single_kernel);
+  register_overloads(r, "instance_norm", {"default"}, instance_norm_kernel);
+  register_overloads(r, "_weight_norm", {"default"}, weight_norm_kernel);
+  register_overloads(r, "_weight_norm_interface", {"default"}, weight_norm_kernel);
 }
 
 }  // namespace lathe::kernels

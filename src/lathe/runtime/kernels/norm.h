@@ -1,5 +1,6 @@
 // Normalisations: layer norm, batch norm (inference and training/functional
-// forms), group norm. Statistics accumulate in double; the affine transform
+// forms), group norm, instance norm (as group norm with a group per channel,
+// or batch norm on running statistics) and weight norm. Statistics accumulate in double; the affine transform
 // runs in the element type in ATen's form (x * scale + shift).
 #pragma once
 
@@ -27,5 +28,11 @@ Status batch_norm_apply(const Tensor& input, const std::vector<double>& mean, co
 
 Status group_norm_out(const Tensor& input, const Tensor* weight, const Tensor* bias, int64_t groups, double eps,
                       Tensor& out, Tensor* mean, Tensor* rstd);
+
+// Weight normalisation: w = v * g / ||v||, the 2-norm taken over every dim
+// of v but `dim` (dim -1: over all of v). g holds one value per slice of v
+// along dim (any shape with that many elements; one element for dim -1);
+// norm (optional) gets the norms, g's shape.
+Status weight_norm_out(const Tensor& v, const Tensor& g, int64_t dim, Tensor& w, Tensor* norm);
 
 }  // namespace lathe::kernels

@@ -398,7 +398,120 @@ Status dequantize_per_channel_group_kernel(KernelCall& c) {
 
 }  // namespace
 
+// ---- fake quantization -----------------------------------------------------------
+
+namespace {
+
+// static_cast<int64_t> without undefined behaviour on NaN or huge values
+// (which then land outside any quant range).
+int64_t to_int64_saturated(double v) {
+  if (std::isnan(v)) return INT64_MIN;
+  if (v >= 9.2e18) return INT64_MAX;
+  if (v <= -9.2e18) return INT64_MIN;
+  return static_cast<int64_t>(v);
+}
+
+}  // namespace
+
+Status fake_quantize_out(const Tensor& input_raw, const Tensor& scale_raw, const Tensor& zp_raw, int64_t axis,
+                         int64_t quant_min, int64_t quant_max, Tensor& out, Tensor* mask) {
+  const char* op = "fake_quantize";
+  LATHE_RETURN_IF_ERROR(check_input(input_raw, op, "self"));
+  LATHE_RETURN_IF_ERROR(check_input(scale_raw, op, "scale"));
+  LATHE_RETURN_IF_ERROR(check_input(zp_raw, op, "zero_point"));
+  if (quant_min > quant_max) return make_error("fake_quantize: quant_min must not exceed quant_max");
+  const int64_t r = static_cast<int64_t>(input_raw.sizes.size());
+  int64_t channels = 1, inner = input_raw.numel();
+  if (axis >= 0) {
+    if (axis >= r) return make_error("fake_quantize: axis " + std::to_string(axis) + " out of range");
+    channels = input_raw.sizes[axis];
+    inner = 1;
+    for (int64_t k = axis + 1; k < r; ++k) inner *= input_raw.sizes[k];
+  }
+  if (scale_raw.numel() != channels || zp_raw.numel() != channels) {
+    return make_error("fake_quantize: scale and zero_point need " + std::to_string(channels) + " elements, got " +
+                      std::to_string(scale_raw.numel()) + " and " + std::to_string(zp_raw.numel()));
+  }
+  LATHE_RETURN_IF_ERROR(check_out(out, input_raw.dtype, input_raw.sizes, op));
+  if (mask) LATHE_RETURN_IF_ERROR(check_out(*mask, DType::Bool, input_raw.sizes, op));
+  const bool float_zp = !is_integral(zp_raw.dtype, true);
+  const Tensor scale = as_contiguous(as_dtype(scale_raw, DType::Float32));
+  const Tensor zp = as_contiguous(as_dtype(zp_raw, DType::Float64));
+  const Tensor input = as_contiguous(input_raw);
+  return dispatch<Types::Float>(input.dtype, op, [&](auto tag) -> Status {
+    using T = decltype(tag);
+    const T* x = cdata<T>(input);
+    T* y = mdata<T>(out);
+    bool* m = mask ? mdata<bool>(*mask) : nullptr;
+    const int64_t n = input.numel();
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t ch = (i / inner) % channels;
+      const float sc = cdata<float>(scale)[ch];
+      const float inv_scale = 1.0f / sc;
+      const double z = cdata<double>(zp)[ch];
+      double qd;  // the quantized value before clamping
+      if (float_zp) {
+        qd = std::nearbyint(static_cast<float>(x[i] * inv_scale + static_cast<float>(z)));
+      } else {
+        // ATen: int zero_point + nearbyint(x * inv_scale), truncated to int64.
+        const T sum = static_cast<T>(z) + std::nearbyint(static_cast<T>(x[i] * inv_scale));  // in T, as ATen
+        qd = static_cast<double>(to_int64_saturated(static_cast<double>(sum)));
+      }
+      const bool inside = qd >= static_cast<double>(quant_min) && qd <= static_cast<double>(quant_max);
+      const double q = std::min(std::max(qd, static_cast<double>(quant_min)), static_cast<double>(quant_max));
+      y[i] = static_cast<T>((q - z) * static_cast<double>(sc));
+      if (m) m[i] = inside;
+    }
+    return Status::Ok();
+  });
+}
+
+namespace {
+
+// fake_quantize_per_tensor_affine(self, scale, zero_point, quant_min,
+// quant_max) with float/int literals (.default) or 1-element tensors
+// (.tensor_qparams); per_channel(self, scale, zero_point, axis, ...). The
+// cachemask forms also return the in-range mask.
+template <bool per_channel>
+Status fake_quantize_kernel(KernelCall& c) {
+  LATHE_ASSIGN_OR_RETURN(const Tensor* self, c.tensor("self"));
+  Tensor scale, zero_point;
+  if (c.is_tensor("scale")) {
+    LATHE_ASSIGN_OR_RETURN(const Tensor* s, c.tensor("scale"));
+    LATHE_ASSIGN_OR_RETURN(const Tensor* z, c.tensor("zero_point"));
+    scale = *s;
+    zero_point = *z;
+  } else {
+    LATHE_ASSIGN_OR_RETURN(double s, c.double_arg("scale"));
+    LATHE_ASSIGN_OR_RETURN(int64_t z, c.int_arg("zero_point"));
+    scale = Tensor::empty(DType::Float64, {});
+    *mdata<double>(scale) = s;
+    zero_point = Tensor::empty(DType::Int64, {});
+    *mdata<int64_t>(zero_point) = z;
+  }
+  int64_t axis = -1;
+  if (per_channel) {
+    LATHE_ASSIGN_OR_RETURN(int64_t a, c.int_arg("axis"));
+    LATHE_ASSIGN_OR_RETURN(axis, normalize_dim(a, static_cast<int64_t>(self->sizes.size())));
+  }
+  LATHE_ASSIGN_OR_RETURN(int64_t quant_min, c.int_arg("quant_min"));
+  LATHE_ASSIGN_OR_RETURN(int64_t quant_max, c.int_arg("quant_max"));
+  LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, self->dtype, self->sizes));
+  Tensor out_t = *out;
+  Tensor* mask = nullptr;
+  if (c.output_count() > 1) {
+    LATHE_ASSIGN_OR_RETURN(mask, c.alloc_output(1, DType::Bool, self->sizes));
+  }
+  return fake_quantize_out(*self, scale, zero_point, axis, quant_min, quant_max, out_t, mask);
+}
+
+}  // namespace
+
 void register_quantized_kernels(KernelRegistry& r) {
+  register_overloads(r, "fake_quantize_per_tensor_affine", {"default", "tensor_qparams"}, fake_quantize_kernel<false>);
+  register_overloads(r, "fake_quantize_per_tensor_affine_cachemask", {"default"}, fake_quantize_kernel<false>);
+  register_overloads(r, "fake_quantize_per_channel_affine", {"default"}, fake_quantize_kernel<true>);
+  register_overloads(r, "fake_quantize_per_channel_affine_cachemask", {"default"}, fake_quantize_kernel<true>);
   auto q = [&](const char* op, KernelFn fn) { r.set(std::string("quantized_decomposed.") + op, KernelInfo{fn}); };
   q("quantize_per_tensor.default", quantize_per_tensor_kernel<false>);
   q("quantize_per_tensor.tensor", quantize_per_tensor_kernel<true>);

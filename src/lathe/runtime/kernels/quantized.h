@@ -1,6 +1,8 @@
 // Quantization kernels: PyTorch's decomposed (de)quantize ops
 // (quantized_decomposed.*, torch/ao/quantization/fx/_decomposed.py). The
-// quantized matmuls are in quantized_linear.h.
+// quantized matmuls are in quantized_linear.h. Also ATen's fake quantization
+// (aten.fake_quantize_per_{tensor,channel}_affine[_cachemask]), which QAT
+// programs keep in their export.
 //
 //   quantize_per_tensor(x, scale, zp, qmin, qmax, dtype)   clamp(round(x * (1/scale)) + zp) -> dtype
 //   dequantize_per_tensor(q, scale, zp, ..., out_dtype)    (float(q) - zp) * scale
@@ -42,5 +44,14 @@ Status dequantize_per_channel_group_out(const Tensor& input, const Tensor& scale
 // weight: PyTorch falls back to K when group_size > K and the scales have
 // one column (GPTQ's single-column case).
 int64_t effective_group_size(int64_t group_size, int64_t k, const Tensor& scales);
+
+// ATen's fake quantization (QAT observers): out = (clamp(round(x / scale)
+// + zero_point, quant_min, quant_max) - zero_point) * scale with rounding half
+// to even in float32 as ATen does (x * (1 / scale)); mask (optional) marks
+// the elements whose quantized value was inside the range. Per channel,
+// scale and zero_point hold one value per index of `axis`; a floating
+// zero_point is added before rounding, as ATen's float-zero-point path.
+Status fake_quantize_out(const Tensor& input, const Tensor& scale, const Tensor& zero_point, int64_t axis,
+                         int64_t quant_min, int64_t quant_max, Tensor& out, Tensor* mask);
 
 }  // namespace lathe::kernels

@@ -111,7 +111,8 @@ Status reduce_out(ReduceOp op, const Tensor& in_raw, const std::optional<std::ve
   }
   if (op == ReduceOp::Mean && is_integral(out.dtype, true)) return make_error("mean: needs a floating dtype");
   // Sum and mean compute in out's dtype (the dtype argument casts first).
-  const Tensor in = (op == ReduceOp::Sum || op == ReduceOp::Mean) ? as_dtype(in_raw, out.dtype) : in_raw;
+  const bool casts = op == ReduceOp::Sum || op == ReduceOp::Mean || op == ReduceOp::Prod;
+  const Tensor in = casts ? as_dtype(in_raw, out.dtype) : in_raw;
   if (boolean) {
     return dispatch<Types::All>(in.dtype, "any/all", [&](auto tag) -> Status {
       using T = decltype(tag);
@@ -155,9 +156,23 @@ Status reduce_out(ReduceOp op, const Tensor& in_raw, const std::optional<std::ve
       return Status::Ok();
     }
     if constexpr (std::is_same_v<T, bool>) {
-      return make_error("sum/mean of bool tensors needs an integer or floating dtype");
+      return make_error("sum/mean/prod of bool tensors needs an integer or floating dtype");
     } else {
       T* o = mdata<T>(out);
+      if (op == ReduceOp::Prod) {
+        for_each_output(p, [&](int64_t oi, int64_t base) {
+          acc_t<T> v = 1;  // integer products wrap in int64, as ATen's do
+          for_each_reduced(p, base, [&](int64_t off) {
+            if constexpr (std::is_integral_v<acc_t<T>>) {
+              v = static_cast<int64_t>(static_cast<uint64_t>(v) * static_cast<uint64_t>(x[off]));
+            } else {
+              v *= static_cast<acc_t<T>>(x[off]);
+            }
+          });
+          o[oi] = static_cast<T>(v);
+        });
+        return Status::Ok();
+      }
       for_each_output(p, [&](int64_t oi, int64_t base) {
         acc_t<T> s = 0;
         for_each_reduced(p, base, [&](int64_t off) { s += static_cast<acc_t<T>>(x[off]); });
@@ -238,6 +253,62 @@ Status var_mean_out(const Tensor& in, const std::optional<std::vector<int64_t>>&
   });
 }
 
+Status vector_norm_out(const Tensor& in_raw, double ord, const std::optional<std::vector<int64_t>>& dims, bool keepdim,
+                       Tensor& out) {
+  LATHE_RETURN_IF_ERROR(check_input(in_raw, "vector_norm", "self"));
+  LATHE_ASSIGN_OR_RETURN(ReducePlan p, plan_reduce(in_raw, dims, keepdim));
+  LATHE_RETURN_IF_ERROR(check_out(out, out.dtype, p.out_shape, "vector_norm"));
+  if (std::isinf(ord) && p.red_numel == 0 && numel_of(p.kept_sizes) > 0) {
+    return make_error("vector_norm: ord=inf/-inf cannot reduce over a zero-size dimension");
+  }
+  const Tensor in = as_dtype(in_raw, out.dtype);
+  return dispatch<Types::Float>(out.dtype, "vector_norm", [&](auto tag) -> Status {
+    using T = decltype(tag);
+    const T* x = cdata<T>(in);
+    T* o = mdata<T>(out);
+    for_each_output(p, [&](int64_t oi, int64_t base) {
+      double acc = ord == -INFINITY ? INFINITY : 0.0;
+      bool nan = false;
+      for_each_reduced(p, base, [&](int64_t off) {
+        const double a = std::fabs(static_cast<double>(x[off]));
+        if (std::isnan(a)) nan = true;
+        if (ord == INFINITY) acc = std::max(acc, a);
+        else if (ord == -INFINITY) acc = std::min(acc, a);
+        else if (ord == 0.0) acc += a != 0.0 ? 1.0 : 0.0;
+        else if (ord == 1.0) acc += a;
+        else if (ord == 2.0) acc += a * a;
+        else acc += std::pow(a, ord);
+      });
+      if (ord == 2.0) acc = std::sqrt(acc);
+      else if (!std::isinf(ord) && ord != 0.0 && ord != 1.0) acc = std::pow(acc, 1.0 / ord);
+      if (nan && ord != 0.0) acc = std::numeric_limits<double>::quiet_NaN();  // ord 0 counts NaN as non-zero
+      o[oi] = static_cast<T>(acc);
+    });
+    return Status::Ok();
+  });
+}
+
+Status logsumexp_out(const Tensor& in_raw, const std::vector<int64_t>& dims, bool keepdim, Tensor& out) {
+  LATHE_RETURN_IF_ERROR(check_input(in_raw, "logsumexp", "self"));
+  LATHE_ASSIGN_OR_RETURN(ReducePlan p, plan_reduce(in_raw, dims, keepdim));
+  LATHE_RETURN_IF_ERROR(check_out(out, out.dtype, p.out_shape, "logsumexp"));
+  const Tensor in = as_dtype(in_raw, out.dtype);
+  return dispatch<Types::Float>(out.dtype, "logsumexp", [&](auto tag) -> Status {
+    using T = decltype(tag);
+    const T* x = cdata<T>(in);
+    T* o = mdata<T>(out);
+    for_each_output(p, [&](int64_t oi, int64_t base) {
+      double mx = -INFINITY;
+      for_each_reduced(p, base, [&](int64_t off) { mx = std::max(mx, static_cast<double>(x[off])); });
+      if (std::isinf(mx)) mx = 0.0;
+      double s = 0.0;
+      for_each_reduced(p, base, [&](int64_t off) { s += std::exp(static_cast<double>(x[off]) - mx); });
+      o[oi] = static_cast<T>(std::log(s) + mx);
+    });
+    return Status::Ok();
+  });
+}
+
 // ---- adapters ------------------------------------------------------------------
 namespace {
 
@@ -258,6 +329,56 @@ Status reduce_kernel(KernelCall& c) {
   LATHE_ASSIGN_OR_RETURN(auto shape, reduce_shape(*self, dims, keepdim));
   LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, dt, shape));
   return reduce_out(op, *self, dims, keepdim, *out);
+}
+
+// prod.default / prod.dim_int: int and bool inputs give int64 unless
+// `dtype` says otherwise.
+Status prod_kernel(KernelCall& c) {
+  LATHE_ASSIGN_OR_RETURN(const Tensor* self, c.tensor("self"));
+  std::optional<std::vector<int64_t>> dims;
+  if (c.has("dim")) {
+    LATHE_ASSIGN_OR_RETURN(int64_t d, c.int_arg("dim"));
+    dims = std::vector<int64_t>{d};
+  }
+  LATHE_ASSIGN_OR_RETURN(bool keepdim, c.bool_arg("keepdim", false));
+  LATHE_ASSIGN_OR_RETURN(auto requested, c.dtype_arg("dtype"));
+  const DType dt = requested ? *requested : sum_dtype(self->dtype);
+  if (dt == DType::Bool) return c.arg_error("dtype", "prod into bool is not supported");
+  LATHE_ASSIGN_OR_RETURN(auto shape, reduce_shape(*self, dims, keepdim && dims.has_value()));
+  if (!dims && keepdim) shape.assign(self->sizes.size(), 1);
+  LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, dt, shape));
+  return reduce_out(ReduceOp::Prod, *self, dims, keepdim, *out);
+}
+
+// linalg_vector_norm (ord, dim?, keepdim, dtype?) and norm.ScalarOpt_dim
+// (p?, dim, keepdim): floating inputs only, as in ATen.
+Status vector_norm_kernel(KernelCall& c) {
+  LATHE_ASSIGN_OR_RETURN(const Tensor* self, c.tensor("self"));
+  const bool linalg = c.node().target().find("linalg_vector_norm") != std::string::npos;
+  LATHE_ASSIGN_OR_RETURN(auto ord_s, c.optional_scalar(linalg ? "ord" : "p"));
+  const double ord = ord_s ? ord_s->to_double() : 2.0;
+  LATHE_ASSIGN_OR_RETURN(auto dims, c.optional_int_list("dim"));
+  LATHE_ASSIGN_OR_RETURN(bool keepdim, c.bool_arg("keepdim", false));
+  LATHE_ASSIGN_OR_RETURN(auto requested, c.dtype_arg("dtype"));
+  if (is_integral(self->dtype, true)) {
+    return c.arg_error("self", "must be floating, got " + std::string(dtype_name(self->dtype)));
+  }
+  const DType dt = requested ? *requested : self->dtype;
+  if (is_integral(dt, true)) return c.arg_error("dtype", "must be floating");
+  LATHE_ASSIGN_OR_RETURN(auto shape, reduce_shape(*self, dims, keepdim));
+  LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, dt, shape));
+  return vector_norm_out(*self, ord, dims, keepdim, *out);
+}
+
+// logsumexp(self, dim, keepdim): integer inputs give float32.
+Status logsumexp_kernel(KernelCall& c) {
+  LATHE_ASSIGN_OR_RETURN(const Tensor* self, c.tensor("self"));
+  LATHE_ASSIGN_OR_RETURN(auto dims, c.int_list("dim"));
+  LATHE_ASSIGN_OR_RETURN(bool keepdim, c.bool_arg("keepdim", false));
+  const DType dt = is_integral(self->dtype, true) ? DType::Float32 : self->dtype;
+  LATHE_ASSIGN_OR_RETURN(auto shape, reduce_shape(*self, dims, keepdim));
+  LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, dt, shape));
+  return logsumexp_out(*self, dims, keepdim, *out);
 }
 
 template <bool is_max>
@@ -304,7 +425,7 @@ Status max_min_all_kernel(KernelCall& c) {
   return reduce_out(is_max ? ReduceOp::Amax : ReduceOp::Amin, *self, std::nullopt, false, *out);
 }
 
-Status var_kernel_impl(KernelCall& c, bool with_mean) {
+Status var_kernel_impl(KernelCall& c, bool with_mean, bool take_sqrt = false) {
   LATHE_ASSIGN_OR_RETURN(const Tensor* self, c.tensor("self"));
   LATHE_ASSIGN_OR_RETURN(auto dims, c.optional_int_list("dim"));
   LATHE_ASSIGN_OR_RETURN(bool keepdim, c.bool_arg("keepdim", false));
@@ -322,7 +443,14 @@ Status var_kernel_impl(KernelCall& c, bool with_mean) {
     LATHE_ASSIGN_OR_RETURN(mean, c.alloc_output(1, self->dtype, shape));
   }
   // alloc_output(1) may not move output 0: slots are stable.
-  return var_mean_out(*self, dims, correction, keepdim, *var, mean);
+  LATHE_RETURN_IF_ERROR(var_mean_out(*self, dims, correction, keepdim, *var, mean));
+  if (!take_sqrt) return Status::Ok();
+  return dispatch<Types::Float>(var->dtype, "std", [&](auto tag) -> Status {  // std = sqrt(var), in place
+    using T = decltype(tag);
+    T* v = mdata<T>(*var);
+    for (int64_t i = 0; i < var->numel(); ++i) v[i] = std::sqrt(v[i]);
+    return Status::Ok();
+  });
 }
 
 }  // namespace
@@ -341,6 +469,11 @@ void register_reduce_kernels(KernelRegistry& r) {
   register_overloads(r, "argmax", {"default"}, argmax_kernel<true>);
   register_overloads(r, "argmin", {"default"}, argmax_kernel<false>);
   register_overloads(r, "var", {"correction", "dim"}, [](KernelCall& c) { return var_kernel_impl(c, false); });
+  register_overloads(r, "std", {"correction", "dim"}, [](KernelCall& c) { return var_kernel_impl(c, false, true); });
+  register_overloads(r, "prod", {"default", "dim_int"}, prod_kernel);
+  register_overloads(r, "linalg_vector_norm", {"default"}, vector_norm_kernel);
+  register_overloads(r, "norm", {"ScalarOpt_dim"}, vector_norm_kernel);
+  register_overloads(r, "logsumexp", {"default"}, logsumexp_kernel);
   register_overloads(r, "var_mean", {"correction", "dim"}, [](KernelCall& c) { return var_kernel_impl(c, true); });
 }
 

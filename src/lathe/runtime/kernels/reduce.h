@@ -1,5 +1,6 @@
-// Reductions over a set of dims: sum, mean, amax/amin, max/min (values and
-// indices), argmax/argmin, var/var_mean, any/all. Floating sums accumulate
+// Reductions over a set of dims: sum, prod, mean, amax/amin, max/min (values
+// and indices), argmax/argmin, var/var_mean/std, any/all, vector norms and
+// logsumexp. Floating sums accumulate
 // in double, so the portable result is at least as accurate as ATen's.
 #pragma once
 
@@ -10,7 +11,7 @@
 
 namespace lathe::kernels {
 
-enum class ReduceOp { Sum, Mean, Amax, Amin, Any, All };
+enum class ReduceOp { Sum, Mean, Amax, Amin, Any, All, Prod };
 
 // Output shape of reducing `dims` (nullopt or empty: all dims).
 Result<std::vector<int64_t>> reduce_shape(const Tensor& in, const std::optional<std::vector<int64_t>>& dims, bool keepdim);
@@ -21,5 +22,14 @@ Status max_min_dim_out(bool is_max, const Tensor& in, int64_t dim, bool keepdim,
 // var with `correction` (1: unbiased); mean optional.
 Status var_mean_out(const Tensor& in, const std::optional<std::vector<int64_t>>& dims, double correction, bool keepdim,
                     Tensor& var, Tensor* mean);
+
+// out = ||in||_ord over `dims` (nullopt or empty: all): ord inf / -inf (max /
+// min |x|), 0 (count of non-zeros), else (sum |x|^ord)^(1/ord); computed in
+// double, in is converted to out's (floating) dtype first.
+Status vector_norm_out(const Tensor& in, double ord, const std::optional<std::vector<int64_t>>& dims, bool keepdim,
+                       Tensor& out);
+// out = log(sum(exp(in))) over `dims`, shifted by the max (an infinite max
+// is not subtracted, so all--inf rows give -inf and +inf rows +inf).
+Status logsumexp_out(const Tensor& in, const std::vector<int64_t>& dims, bool keepdim, Tensor& out);
 
 }  // namespace lathe::kernels

@@ -1,6 +1,7 @@
 #include "lathe/runtime/kernels/softmax.h"
 
 #include <cmath>
+#include <limits>
 #include <type_traits>
 
 #include "lathe/runtime/kernels/register.h"
@@ -8,7 +9,7 @@
 
 namespace lathe::kernels {
 
-Status softmax_out(const Tensor& in_raw, int64_t dim, bool log, Tensor& out) {
+Status softmax_out(const Tensor& in_raw, int64_t dim, bool log, Tensor& out, bool safe) {
   LATHE_RETURN_IF_ERROR(check_input(in_raw, "softmax", "self"));
   LATHE_RETURN_IF_ERROR(check_out(out, out.dtype, in_raw.sizes, "softmax"));
   const int64_t r = static_cast<int64_t>(in_raw.sizes.size());
@@ -28,6 +29,10 @@ Status softmax_out(const Tensor& in_raw, int64_t dim, bool log, Tensor& out) {
         if (len == 0) continue;
         T mx = xs[0];
         for (int64_t k = 1; k < len; ++k) mx = std::max(mx, xs[k * inner]);
+        if (safe && mx == -std::numeric_limits<T>::infinity()) {  // every entry masked out
+          for (int64_t k = 0; k < len; ++k) ys[k * inner] = T(0);
+          continue;
+        }
         // Like ATen: exp(x - max) summed, then scaled by 1/sum.
         double sum = 0;
         const bool vectorised = std::is_same_v<T, float> && inner == 1 && !log;
@@ -58,7 +63,7 @@ Status softmax_out(const Tensor& in_raw, int64_t dim, bool log, Tensor& out) {
 
 namespace {
 
-template <bool log>
+template <bool log, bool safe = false>
 Status softmax_kernel(KernelCall& c) {
   LATHE_ASSIGN_OR_RETURN(const Tensor* self, c.tensor("self"));
   LATHE_ASSIGN_OR_RETURN(int64_t dim, c.int_arg("dim"));
@@ -66,7 +71,7 @@ Status softmax_kernel(KernelCall& c) {
   DType dt = dtype.value_or(self->dtype);
   if (is_integral(dt, true)) return make_error("softmax: needs a floating dtype, got " + std::string(dtype_name(dt)));
   LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, dt, self->sizes));
-  return softmax_out(*self, dim, log, *out);
+  return softmax_out(*self, dim, log, *out, safe);
 }
 
 }  // namespace
@@ -75,6 +80,7 @@ void register_softmax_kernels(KernelRegistry& r) {
   register_overloads(r, "_softmax", {"default"}, softmax_kernel<false>);
   register_overloads(r, "softmax", {"int"}, softmax_kernel<false>);
   register_overloads(r, "_log_softmax", {"default"}, softmax_kernel<true>);
+  register_overloads(r, "_safe_softmax", {"default"}, softmax_kernel<false, true>);
   register_overloads(r, "log_softmax", {"int"}, softmax_kernel<true>);
 }
 

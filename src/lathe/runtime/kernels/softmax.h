@@ -7,6 +7,7 @@ namespace lathe::kernels {
 
 // out = softmax(in, dim) (or log_softmax); in is converted to out's dtype.
 // Subtracts the row max first; rows that are all -inf give NaN, as in ATen.
-Status softmax_out(const Tensor& in, int64_t dim, bool log, Tensor& out);
+// With `safe` (_safe_softmax), such rows give zeros instead.
+Status softmax_out(const Tensor& in, int64_t dim, bool log, Tensor& out, bool safe = false);
 
 }  // namespace lathe::kernels

@@ -17,7 +17,7 @@ bool keeps_dtype(UnaryOp op) {
   switch (op) {
     case UnaryOp::Neg: case UnaryOp::Abs: case UnaryOp::Relu: case UnaryOp::Sign: case UnaryOp::Floor:
     case UnaryOp::Ceil: case UnaryOp::Round: case UnaryOp::Trunc: case UnaryOp::BitwiseNot:
-    case UnaryOp::LeakyRelu: case UnaryOp::Hardtanh:
+    case UnaryOp::LeakyRelu: case UnaryOp::Hardtanh: case UnaryOp::Relu6:
       return true;
     default:
       return false;
@@ -72,6 +72,41 @@ void composed_rows(const float* x, float* y, int64_t n, Pre pre, G g, Post post)
     g(t, t, m);
     for (int64_t i = 0; i < m; ++i) y[i0 + i] = post(x[i0 + i], t[i]);
   }
+}
+
+bool is_classification(UnaryOp op) {
+  return op == UnaryOp::IsNan || op == UnaryOp::IsInf || op == UnaryOp::IsFinite;
+}
+
+// erfinv: a rational first guess (Giles' single-precision form), then
+// Newton steps on erf(x) - y in double, which converge to the correctly
+// rounded float result and near it for double.
+double erfinv_impl(double y) {
+  if (std::isnan(y) || y < -1.0 || y > 1.0) return std::numeric_limits<double>::quiet_NaN();
+  if (y == 1.0 || y == -1.0) return std::copysign(std::numeric_limits<double>::infinity(), y);
+  double w = -std::log((1.0 - y) * (1.0 + y)), p;
+  if (w < 5.0) {
+    w -= 2.5;
+    p = 2.81022636e-08;
+    for (double k : {3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503, -0.00417768164,
+                     0.246640727, 1.50140941}) {
+      p = k + p * w;
+    }
+  } else {
+    w = std::sqrt(w) - 3.0;
+    p = -0.000200214257;
+    for (double k : {0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613, 0.00943887047,
+                     1.00167406, 2.83297682}) {
+      p = k + p * w;
+    }
+  }
+  double x = p * y;
+  for (int it = 0; it < 3; ++it) {
+    const double d = M_2_SQRTPI * std::exp(-x * x);
+    if (d == 0.0) break;
+    x -= (std::erf(x) - y) / d;
+  }
+  return x;
 }
 
 constexpr float kGeluBeta = static_cast<float>(M_SQRT2 * M_2_SQRTPI * 0.5);
@@ -135,8 +170,9 @@ Status float_op(UnaryOp op, const Tensor& in, Tensor& out, const UnaryParams& p)
       unary_loop<T, T>(in, out, [](T x) { return std::min(std::max(x + T(3), T(0)), T(6)) / T(6); });
       break;
     case UnaryOp::Elu: {
-      const T alpha = static_cast<T>(p.alpha);
-      unary_loop<T, T>(in, out, [alpha](T x) { return x > T(0) ? x : alpha * (std::exp(x) - T(1)); });
+      // ATen: x > 0 ? x * scale : alpha * scale * expm1(x * input_scale).
+      const T neg = static_cast<T>(p.alpha * p.scale), pos = static_cast<T>(p.scale), in_scale = static_cast<T>(p.input_scale);
+      unary_loop<T, T>(in, out, [=](T x) { return x > T(0) ? x * pos : neg * std::expm1(x * in_scale); });
       break;
     }
     case UnaryOp::Softplus: {
@@ -146,6 +182,20 @@ Status float_op(UnaryOp op, const Tensor& in, Tensor& out, const UnaryParams& p)
     }
     case UnaryOp::Mish:
       unary_loop<T, T>(in, out, [](T x) { return x * std::tanh(std::log1p(std::exp(x))); });
+      break;
+    case UnaryOp::Tan: unary_loop<T, T>(in, out, [](T x) { return std::tan(x); }); break;
+    case UnaryOp::Asin: unary_loop<T, T>(in, out, [](T x) { return std::asin(x); }); break;
+    case UnaryOp::Acos: unary_loop<T, T>(in, out, [](T x) { return std::acos(x); }); break;
+    case UnaryOp::Atan: unary_loop<T, T>(in, out, [](T x) { return std::atan(x); }); break;
+    case UnaryOp::Sinh: unary_loop<T, T>(in, out, [](T x) { return std::sinh(x); }); break;
+    case UnaryOp::Cosh: unary_loop<T, T>(in, out, [](T x) { return std::cosh(x); }); break;
+    case UnaryOp::Asinh: unary_loop<T, T>(in, out, [](T x) { return std::asinh(x); }); break;
+    case UnaryOp::Acosh: unary_loop<T, T>(in, out, [](T x) { return std::acosh(x); }); break;
+    case UnaryOp::Atanh: unary_loop<T, T>(in, out, [](T x) { return std::atanh(x); }); break;
+    case UnaryOp::Log10: unary_loop<T, T>(in, out, [](T x) { return std::log10(x); }); break;
+    case UnaryOp::Exp2: unary_loop<T, T>(in, out, [](T x) { return std::exp2(x); }); break;
+    case UnaryOp::Erfinv:
+      unary_loop<T, T>(in, out, [](T x) { return static_cast<T>(erfinv_impl(static_cast<double>(x))); });
       break;
     default:
       return make_error("internal: not a floating unary op");
@@ -206,9 +256,12 @@ Status same_dtype_op(UnaryOp op, const Tensor& in, Tensor& out, const UnaryParam
       }
       break;
     case UnaryOp::Hardtanh:
+    case UnaryOp::Relu6:
       if constexpr (kBool) return bad();
       else {
-        const T lo = static_cast<T>(p.min_val), hi = static_cast<T>(p.max_val);
+        // relu6 is hardtanh(0, 6)
+        const bool six = op == UnaryOp::Relu6;
+        const T lo = static_cast<T>(six ? 0.0 : p.min_val), hi = static_cast<T>(six ? 6.0 : p.max_val);
         unary_loop<T, T>(in, out, [lo, hi](T x) {
           if constexpr (kFloat) {
             if (std::isnan(x)) return x;
@@ -223,10 +276,28 @@ Status same_dtype_op(UnaryOp op, const Tensor& in, Tensor& out, const UnaryParam
   return Status::Ok();
 }
 
+// isnan / isinf / isfinite: bool out; integers and bool are always finite.
+Status classify_out(UnaryOp op, const Tensor& in, Tensor& out) {
+  return dispatch_storage(in.dtype, "isnan/isinf/isfinite", [&](auto tag) -> Status {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T>) {
+      const bool v = op == UnaryOp::IsFinite;
+      unary_loop<T, bool>(in, out, [v](T) { return v; });
+    } else {
+      if (op == UnaryOp::IsNan) unary_loop<T, bool>(in, out, [](T x) { return std::isnan(static_cast<double>(x)); });
+      if (op == UnaryOp::IsInf) unary_loop<T, bool>(in, out, [](T x) { return std::isinf(static_cast<double>(x)); });
+      if (op == UnaryOp::IsFinite) {
+        unary_loop<T, bool>(in, out, [](T x) { return std::isfinite(static_cast<double>(x)); });
+      }
+    }
+    return Status::Ok();
+  });
+}
+
 }  // namespace
 
 DType unary_result_dtype(UnaryOp op, DType dtype) {
-  if (op == UnaryOp::LogicalNot) return DType::Bool;
+  if (op == UnaryOp::LogicalNot || is_classification(op)) return DType::Bool;
   if (keeps_dtype(op)) return dtype;
   return is_integral(dtype, true) ? DType::Float32 : dtype;
 }
@@ -242,6 +313,7 @@ Status unary_out(UnaryOp op, const Tensor& in_raw, Tensor& out, const UnaryParam
       return Status::Ok();
     });
   }
+  if (is_classification(op)) return classify_out(op, in_raw, out);
   if (keeps_dtype(op)) {
     return dispatch<Types::All>(rd, "unary op",
                     [&](auto tag) { return same_dtype_op<decltype(tag)>(op, in_raw, out, params); });
@@ -284,9 +356,8 @@ Status unary_kernel(KernelCall& c) {
     LATHE_ASSIGN_OR_RETURN(p.max_val, c.double_arg("max_val", 1.0));
   } else if constexpr (op == UnaryOp::Elu) {
     LATHE_ASSIGN_OR_RETURN(p.alpha, c.double_arg("alpha", 1.0));
-    LATHE_ASSIGN_OR_RETURN(double scale, c.double_arg("scale", 1.0));
-    LATHE_ASSIGN_OR_RETURN(double input_scale, c.double_arg("input_scale", 1.0));
-    if (scale != 1.0 || input_scale != 1.0) return make_error("elu: scale/input_scale other than 1 not supported");
+    LATHE_ASSIGN_OR_RETURN(p.scale, c.double_arg("scale", 1.0));
+    LATHE_ASSIGN_OR_RETURN(p.input_scale, c.double_arg("input_scale", 1.0));
   } else if constexpr (op == UnaryOp::Softplus) {
     LATHE_ASSIGN_OR_RETURN(p.beta, c.double_arg("beta", 1.0));
     LATHE_ASSIGN_OR_RETURN(p.threshold, c.double_arg("threshold", 20.0));
@@ -384,6 +455,22 @@ void register_unary_kernels(KernelRegistry& r) {
   register_overloads(r, "elu", {"default"}, unary_kernel<UnaryOp::Elu>);
   register_overloads(r, "softplus", {"default"}, unary_kernel<UnaryOp::Softplus>);
   register_overloads(r, "mish", {"default"}, unary_kernel<UnaryOp::Mish>);
+  register_overloads(r, "relu6", {"default"}, unary_kernel<UnaryOp::Relu6>);
+  register_overloads(r, "isnan", {"default"}, unary_kernel<UnaryOp::IsNan>);
+  register_overloads(r, "isinf", {"default"}, unary_kernel<UnaryOp::IsInf>);
+  register_overloads(r, "isfinite", {"default"}, unary_kernel<UnaryOp::IsFinite>);
+  register_overloads(r, "tan", {"default"}, unary_kernel<UnaryOp::Tan>);
+  register_overloads(r, "asin", {"default"}, unary_kernel<UnaryOp::Asin>);
+  register_overloads(r, "acos", {"default"}, unary_kernel<UnaryOp::Acos>);
+  register_overloads(r, "atan", {"default"}, unary_kernel<UnaryOp::Atan>);
+  register_overloads(r, "sinh", {"default"}, unary_kernel<UnaryOp::Sinh>);
+  register_overloads(r, "cosh", {"default"}, unary_kernel<UnaryOp::Cosh>);
+  register_overloads(r, "asinh", {"default"}, unary_kernel<UnaryOp::Asinh>);
+  register_overloads(r, "acosh", {"default"}, unary_kernel<UnaryOp::Acosh>);
+  register_overloads(r, "atanh", {"default"}, unary_kernel<UnaryOp::Atanh>);
+  register_overloads(r, "log10", {"default"}, unary_kernel<UnaryOp::Log10>);
+  register_overloads(r, "exp2", {"default"}, unary_kernel<UnaryOp::Exp2>);
+  register_overloads(r, "erfinv", {"default"}, unary_kernel<UnaryOp::Erfinv>);
   register_overloads(r, "clamp", {"default"}, clamp_kernel);
   register_overloads(r, "clamp_min", {"default"}, clamp_kernel);
   register_overloads(r, "clamp_max", {"default"}, clamp_kernel);

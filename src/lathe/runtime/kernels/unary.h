@@ -9,16 +9,19 @@ namespace lathe::kernels {
 
 enum class UnaryOp {
   // keep the input dtype
-  Neg, Abs, Relu, Sign, Floor, Ceil, Round, Trunc, LogicalNot, BitwiseNot, LeakyRelu, Hardtanh,
+  Neg, Abs, Relu, Sign, Floor, Ceil, Round, Trunc, LogicalNot, BitwiseNot, LeakyRelu, Hardtanh, Relu6,
+  // bool results (integers are never nan or inf)
+  IsNan, IsInf, IsFinite,
   // floating results (integer inputs compute in float32)
   Exp, Log, Log2, Log1p, Expm1, Sqrt, Rsqrt, Reciprocal, Sin, Cos, Erf, Sigmoid, Tanh, Silu, Gelu, GeluTanh,
   Hardswish, Hardsigmoid, Elu, Softplus, Mish,
+  Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Log10, Exp2, Erfinv,
 };
 
 struct UnaryParams {
   double negative_slope = 0.01;        // leaky_relu
   double min_val = -1.0, max_val = 1.0;  // hardtanh
-  double alpha = 1.0;                  // elu
+  double alpha = 1.0, scale = 1.0, input_scale = 1.0;  // elu (selu decomposes to elu with scales)
   double beta = 1.0, threshold = 20.0;  // softplus
 };
 
