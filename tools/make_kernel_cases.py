@@ -1133,6 +1133,12 @@ def composite_cases():
     es("einsum_empty_cols", "bij,bjk->bik", [R(2, 3, 4), R(2, 4, 0)])
     es("einsum_int64", "ij,j->i", [R(3, 4, dtype=torch.int64), R(4, dtype=torch.int64)])
     es("einsum_spaces", "b i j , b j -> b i", [R(2, 3, 4), R(2, 4)])
+    es("einsum_hadamard", "ab,ab->ab", [R(3, 4), Layout(R(3, 4), "transposed")])
+    es("einsum_three_elementwise", "a,a,a->a", [R(5), R(5), R(5)])
+    es("einsum_diagonal_summed", "iij->j", [R(3, 3, 4)])
+    es("einsum_chain_batch", "abc,cd,de->abe", [R(2, 3, 4), R(4, 5), R(5, 2)])
+    es("einsum_ellipsis_dot", "...a,...a->...", [R(2, 3, 4), R(3, 4)])
+    es("einsum_summed_each_side", "ij,kl->jk", [R(2, 3), R(4, 5)])
 
     case("trilinear", "aten._trilinear.default", [("i1", R(2, 3)), ("i2", R(2, 4)), ("i3", R(2, 3, 4)), ("expand1", [2]),
          ("expand2", [1]), ("expand3", []), ("sumdim", [1, 2]), ("unroll_dim", 1)], **tol)

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "lathe/ir/in_place_writes.h"
 #include "lathe/ir/op_catalogue.h"
 
 namespace lathe {
@@ -32,6 +33,17 @@ Constness::Constness(const ExportedProgram& program) : ep_(&program), graph_(&pr
   for (const OutputSpec& os : program.output_specs) {
     if (os.kind == OutputKind::BufferMutation) mutated_buffers_.insert(os.target);
     if (os.kind == OutputKind::ParameterMutation) mutated_params_.insert(os.target);
+  }
+  // State the export IR writes in place is as mutable as state a mutation
+  // output names (a lifted constant so written counts as a mutable buffer).
+  for (const std::string& target : state_written_in_place(program)) {
+    const InputSpec* spec = nullptr;
+    for (const InputSpec& s : program.input_specs) {
+      if (s.target == target) spec = &s;
+    }
+    if (!spec) continue;
+    if (spec->kind == InputKind::Parameter) mutated_params_.insert(target);
+    else mutated_buffers_.insert(target);
   }
   // A buffer that views the storage of a mutated one changes with it (a
   // delegate that prepacked it would keep stale values).
@@ -103,7 +115,9 @@ Constness::Input Constness::spec_origin(const InputSpec& s) const {
       }
       break;
     }
-    case InputKind::TensorConstant: in.origin = Origin::LiftedConstant; break;
+    case InputKind::TensorConstant:
+      in.origin = !mutated_buffers_.empty() && mutated_buffers_.count(s.target) ? Origin::MutableBuffer : Origin::LiftedConstant;
+      break;
     case InputKind::UserInput:
     case InputKind::Token: in.origin = Origin::UserInput; break;
     case InputKind::CustomObj:

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "lathe/runtime/in_place_state.h"
+#include "lathe/ir/in_place_writes.h"
 #include "lathe/runtime/kernels/util.h"
 
 namespace lathe {
@@ -38,12 +38,12 @@ struct Executor::Impl {
   std::unique_ptr<GraphPlan> graph;
   std::vector<size_t> user_input_positions;  // graph input index of each user input
   std::unordered_map<std::string, Tensor> state;  // buffers written so far (owned)
-  std::set<std::string> written_in_place;         // state the graph's in-place ops write (in_place_state.h)
+  std::set<std::string> written_in_place;         // state the graph's in-place ops write (ir/in_place_writes.h)
   std::vector<IoInfo> user_in, user_out;
   std::optional<InputChecker> checker;
 
   const Tensor* state_tensor(const InputSpec& spec) const {
-    if (spec.kind == InputKind::Buffer || spec.kind == InputKind::Parameter) {
+    if (spec.kind == InputKind::Buffer || spec.kind == InputKind::Parameter || spec.kind == InputKind::TensorConstant) {
       auto it = state.find(spec.target);
       if (it != state.end()) return &it->second;
     }
@@ -130,7 +130,7 @@ Status Executor::Impl::plan(const ExportedProgram& ep, const ExecutorOptions& op
   go.kernels = options.kernels ? options.kernels : &portable_kernels();
   go.delegates = options.delegates;
   go.plan_memory = options.plan_memory;
-  written_in_place = state_written_in_place(ep, *go.kernels);
+  written_in_place = state_written_in_place(ep);
   own_state_written_in_place();
   std::set<std::string> mutated = mutated_state(ep);
   mutated.insert(written_in_place.begin(), written_in_place.end());

@@ -1,11 +1,13 @@
 #include "lathe/runtime/kernels/recurrent.h"
 
 #include <cmath>
+#include <optional>
 #include <string>
 #include <type_traits>
 
-#include "lathe/runtime/kernels/gemm.h"
+#include "lathe/runtime/kernels/gemm_blocked.h"
 #include "lathe/runtime/kernels/register.h"
+#include "lathe/runtime/kernels/vector_math.h"
 
 namespace lathe::kernels {
 
@@ -147,47 +149,88 @@ void project(int64_t M, int64_t N, int64_t K, const T* a, const Tensor& w, const
     for (int64_t j = 0; j < N; ++j) c[i * N + j] += bias[j];
 }
 
-template <typename T>
-T sigmoid(T x) {
-  return T(1) / (T(1) + std::exp(-x));
+// W_hh^T is the same every step: float batches of two rows or more
+// multiply with it packed once (gemm_f32 would repack it per step).
+std::optional<PackedB> pack_hidden(const Tensor& w, int64_t B, int64_t H, int64_t GH, float) {
+  if (B < 2 || GH < 8 || H == 0) return std::nullopt;
+  const MatView wt{w.data(), w.strides[1], w.strides[0]};
+  return PackedB::pack(GH <= 16 ? gemm_tiles_narrow() : gemm_tiles(), H, GH, wt);
+}
+std::optional<PackedB> pack_hidden(const Tensor&, int64_t, int64_t, int64_t, double) { return std::nullopt; }
+
+// out [B, GH] = h [B, H] @ W_hh^T + b_hh.
+void project_hidden(const std::optional<PackedB>& packed, int64_t B, int64_t GH, int64_t H, const float* h,
+                    const Tensor& w, const float* bias, float* out) {
+  if (!packed) return project<float>(B, GH, H, h, w, bias, out);
+  GemmEpilogue e;
+  e.bias = bias;
+  gemm_packed(B, MatView{h, H, 1}, *packed, out, GH, e);
+}
+void project_hidden(const std::optional<PackedB>&, int64_t B, int64_t GH, int64_t H, const double* h, const Tensor& w,
+                    const double* bias, double* out) {
+  project<double>(B, GH, H, h, w, bias, out);
+}
+
+// In place over n contiguous values; float runs vector_math's vectorised
+// exp and tanh (as ATen's vectorised CPU sigmoid and tanh), double libm.
+void sigmoid_inplace(float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] = -x[i];
+  exp_f32(x, x, n);
+  for (int64_t i = 0; i < n; ++i) x[i] = 1.0f / (1.0f + x[i]);
+}
+void sigmoid_inplace(double* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] = 1.0 / (1.0 + std::exp(-x[i]));
+}
+void tanh_inplace(float* x, int64_t n) { tanh_f32(x, x, n); }
+void tanh_inplace(double* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] = std::tanh(x[i]);
 }
 
 // One time step of the cell for every batch row: gx (input projection, with
-// b_ih) and gh (hidden projection, with b_hh) are [B, G * H]; h and c
-// ([B, H]) are updated in place.
+// b_ih) and gh (hidden projection, with b_hh) are [B, G * H], gh is used as
+// scratch; h and c ([B, H]) are updated in place. Each gate's activation
+// runs over its whole block of H values.
 template <typename T>
-void cell_step(RnnMode mode, int64_t B, int64_t H, const T* gx, const T* gh, T* h, T* c) {
+void cell_step(RnnMode mode, int64_t B, int64_t H, const T* gx, T* gh, T* h, T* c) {
   const int64_t G = gate_count(mode);
   for (int64_t b = 0; b < B; ++b) {
     const T* x = gx + b * G * H;
-    const T* r = gh + b * G * H;
+    T* r = gh + b * G * H;
     T* hb = h + b * H;
-    for (int64_t j = 0; j < H; ++j) {
-      switch (mode) {
-        case RnnMode::Lstm: {
-          const T i = sigmoid(x[j] + r[j]);
-          const T f = sigmoid(x[H + j] + r[H + j]);
-          const T g = std::tanh(x[2 * H + j] + r[2 * H + j]);
-          const T o = sigmoid(x[3 * H + j] + r[3 * H + j]);
-          T& cj = c[b * H + j];
-          cj = f * cj + i * g;
-          hb[j] = o * std::tanh(cj);
-          break;
+    switch (mode) {
+      case RnnMode::Lstm: {  // r: i, f, g, o
+        for (int64_t j = 0; j < 4 * H; ++j) r[j] += x[j];
+        sigmoid_inplace(r, 2 * H);
+        tanh_inplace(r + 2 * H, H);
+        sigmoid_inplace(r + 3 * H, H);
+        T* cb = c + b * H;
+        for (int64_t j = 0; j < H; ++j) {
+          cb[j] = r[H + j] * cb[j] + r[j] * r[2 * H + j];
+          r[j] = cb[j];  // i is spent: tanh(c) goes there
         }
-        case RnnMode::Gru: {
-          const T rg = sigmoid(x[j] + r[j]);
-          const T z = sigmoid(x[H + j] + r[H + j]);
-          const T n = std::tanh(x[2 * H + j] + rg * r[2 * H + j]);
-          hb[j] = (T(1) - z) * n + z * hb[j];
-          break;
-        }
-        case RnnMode::RnnTanh: hb[j] = std::tanh(x[j] + r[j]); break;
-        case RnnMode::RnnRelu: {
-          const T v = x[j] + r[j];
-          hb[j] = v > T(0) ? v : T(0);
-          break;
-        }
+        tanh_inplace(r, H);
+        for (int64_t j = 0; j < H; ++j) hb[j] = r[3 * H + j] * r[j];
+        break;
       }
+      case RnnMode::Gru: {  // r: r, z, then W_hn h + b_hn
+        for (int64_t j = 0; j < 2 * H; ++j) r[j] += x[j];
+        sigmoid_inplace(r, 2 * H);
+        for (int64_t j = 0; j < H; ++j) r[2 * H + j] = x[2 * H + j] + r[j] * r[2 * H + j];
+        tanh_inplace(r + 2 * H, H);
+        // h' = n + z (h - n), ATen's form of (1 - z) n + z h.
+        for (int64_t j = 0; j < H; ++j) hb[j] = r[2 * H + j] + r[H + j] * (hb[j] - r[2 * H + j]);
+        break;
+      }
+      case RnnMode::RnnTanh:
+        for (int64_t j = 0; j < H; ++j) hb[j] = x[j] + r[j];
+        tanh_inplace(hb, H);
+        break;
+      case RnnMode::RnnRelu:
+        for (int64_t j = 0; j < H; ++j) {
+          const T v = x[j] + r[j];
+          hb[j] = v < T(0) ? T(0) : v;  // NaN stays NaN
+        }
+        break;
     }
   }
 }
@@ -213,9 +256,10 @@ void run_direction(const RnnOptions& opt, const Geometry& g, int64_t in, int64_t
   const T* b_hh = opt.has_biases ? bias_data<T>(p[3], keep_hh) : nullptr;
   std::vector<T> gx(static_cast<size_t>(g.T * g.B * GH)), gh(static_cast<size_t>(g.B * GH));
   project<T>(g.T * g.B, GH, in, x, *p[0], b_ih, gx.data());
+  const std::optional<PackedB> w_hh = pack_hidden(*p[1], g.B, g.H, GH, T{});
   for (int64_t s = 0; s < g.T; ++s) {
     const int64_t t = dir == 0 ? s : g.T - 1 - s;
-    project<T>(g.B, GH, g.H, h, *p[1], b_hh, gh.data());
+    project_hidden(w_hh, g.B, GH, g.H, h, *p[1], b_hh, gh.data());
     cell_step<T>(opt.mode, g.B, g.H, gx.data() + t * g.B * GH, gh.data(), h, c);
     for (int64_t b = 0; b < g.B; ++b) {
       T* dst = y + (t * g.B + b) * g.D * g.H + dir * g.H;
