@@ -567,7 +567,53 @@ def pad_cases():
 
 
 def ordering_cases():
-    pass  # cumsum/cumprod, sort/topk/flip/nonzero, repeat/repeat_interleave
+    """cumsum/cumprod/diff, sort/argsort/topk/flip/nonzero, repeat/repeat_interleave."""
+    case("cumsum", "aten.cumsum.default", [("self", R(3, 4)), ("dim", 1)], rtol=1e-5, atol=1e-6)
+    case("cumsum_neg_dim_strided", "aten.cumsum.default", [("self", Layout(R(2, 5), "strided")), ("dim", -2)], rtol=1e-5, atol=1e-6)
+    case("cumsum_bool_to_int64", "aten.cumsum.default", [("self", R(2, 6, dtype=torch.bool)), ("dim", 1)])
+    case("cumsum_int32_dtype", "aten.cumsum.default", [("self", R(7, dtype=torch.int32)), ("dim", 0), ("dtype", torch.int32)])
+    case("cumsum_float64_transposed", "aten.cumsum.default", [("self", Layout(R(3, 3, dtype=torch.float64), "transposed")), ("dim", 0)])
+    case("cumsum_empty", "aten.cumsum.default", [("self", R(0, 3)), ("dim", 0)])
+    case("cumsum_0d", "aten.cumsum.default", [("self", torch.tensor(2.5)), ("dim", 0)])
+    case("cumprod", "aten.cumprod.default", [("self", R(2, 5, lo=0.5, hi=1.5)), ("dim", -1)], rtol=1e-5, atol=1e-6)
+    case("cumprod_int", "aten.cumprod.default", [("self", R(6, dtype=torch.int64, lo=-3, hi=4)), ("dim", 0)])
+    case("diff", "aten.diff.default", [("self", R(3, 5))])
+    case("diff_n2_dim0", "aten.diff.default", [("self", R(5, 3)), ("n", 2), ("dim", 0)])
+    case("diff_prepend_append", "aten.diff.default", [("self", R(2, 4)), ("n", 1), ("dim", 1), ("prepend", R(2, 1)), ("append", R(2, 2))])
+    case("diff_bool", "aten.diff.default", [("self", R(7, dtype=torch.bool))])
+    case("diff_int_n_past_length", "aten.diff.default", [("self", R(3, dtype=torch.int64)), ("n", 4)])
+    nan = float("nan")
+    distinct = torch.randperm(24).float().reshape(4, 6) - 10
+    case("sort", "aten.sort.default", [("self", distinct)])
+    case("sort_descending_dim0", "aten.sort.default", [("self", Layout(distinct, "transposed")), ("dim", 0), ("descending", True)])
+    case("sort_nan", "aten.sort.default", [("self", torch.tensor([3.0, nan, -1.0, 2.0, nan, 0.5]))])
+    case("sort_nan_descending", "aten.sort.default", [("self", torch.tensor([3.0, nan, -1.0, 2.0])), ("descending", True)])
+    case("sort_stable_ties", "aten.sort.stable", [("self", torch.tensor([2, 1, 2, 0, 1, 2])), ("stable", True)])
+    case("sort_stable_ties_descending", "aten.sort.stable", [("self", torch.tensor([2, 1, 2, 0, 1, 2])), ("stable", True), ("descending", True)])
+    case("sort_int_empty", "aten.sort.default", [("self", R(0, 3, dtype=torch.int64))])
+    case("argsort", "aten.argsort.default", [("self", distinct), ("dim", 1)])
+    case("argsort_stable", "aten.argsort.stable", [("self", torch.tensor([1.0, 0.0, 1.0, 0.0])), ("stable", True), ("descending", True)])
+    case("topk", "aten.topk.default", [("self", distinct), ("k", 3)])
+    case("topk_smallest_dim0", "aten.topk.default", [("self", Layout(distinct, "strided")), ("k", 2), ("dim", 0), ("largest", False)])
+    case("topk_nan_largest", "aten.topk.default", [("self", torch.tensor([1.0, nan, 3.0, -2.0])), ("k", 2)])
+    case("topk_int_k0", "aten.topk.default", [("self", R(3, 4, dtype=torch.int64)), ("k", 0)])
+    case("flip", "aten.flip.default", [("self", R(2, 3, 4)), ("dims", [0, 2])])
+    case("flip_neg_transposed", "aten.flip.default", [("self", Layout(R(3, 4), "transposed")), ("dims", [-1])])
+    case("flip_int_strided", "aten.flip.default", [("self", Layout(R(2, 5, dtype=torch.int64), "strided")), ("dims", [0, 1])])
+    case("flip_empty", "aten.flip.default", [("self", R(0, 3)), ("dims", [1])])
+    case("nonzero", "aten.nonzero.default", [("self", torch.tensor([[0.0, 1.5, 0.0], [2.0, 0.0, -1.0]]))])
+    case("nonzero_bool_3d", "aten.nonzero.default", [("self", R(2, 3, 2, dtype=torch.bool))])
+    case("nonzero_none", "aten.nonzero.default", [("self", torch.zeros(4, dtype=torch.int64))])
+    case("nonzero_transposed", "aten.nonzero.default", [("self", Layout(R(3, 4, dtype=torch.int64, lo=0, hi=2), "transposed"))])
+    case("repeat", "aten.repeat.default", [("self", R(2, 3)), ("repeats", [2, 1, 3])])
+    case("repeat_transposed", "aten.repeat.default", [("self", Layout(R(2, 3), "transposed")), ("repeats", [3, 2])])
+    case("repeat_int_zero", "aten.repeat.default", [("self", R(3, dtype=torch.int64)), ("repeats", [0, 2])])
+    case("repeat_0d", "aten.repeat.default", [("self", torch.tensor(1.5)), ("repeats", [2, 2])])
+    case("repeat_interleave_self_int", "aten.repeat_interleave.self_int", [("self", R(2, 3)), ("repeats", 2), ("dim", 1)])
+    case("repeat_interleave_self_int_flat", "aten.repeat_interleave.self_int", [("self", Layout(R(2, 3), "transposed")), ("repeats", 3)])
+    case("repeat_interleave_gqa", "aten.repeat_interleave.self_int", [("self", R(1, 2, 3, 4)), ("repeats", 2), ("dim", 1)])
+    case("repeat_interleave_self_tensor", "aten.repeat_interleave.self_Tensor", [("self", R(3, 2)), ("repeats", torch.tensor([1, 0, 2])), ("dim", 0)])
+    case("repeat_interleave_index", "aten.repeat_interleave.Tensor", [("repeats", torch.tensor([2, 0, 3, 1]))])
 
 
 def scatter_cases():
@@ -1106,6 +1152,34 @@ def composite_cases():
     rnn("rnn_relu_batch_first_no_bias", "RNN", R(2, 4, 3), [R(1, 2, 4)], input_size=3, hidden_size=4, bias=False,
         batch_first=True, nonlinearity="relu")
 
+    def cell(name, mod, x, states, *, layout=None, dtype=torch.float32, unbatched=False, drop_b_hh=False, **kw):
+        m = getattr(torch.nn, mod)(**kw).to(dtype)
+        w = [m.weight_ih.detach().clone(), m.weight_hh.detach().clone()]
+        if layout is not None:
+            w[0] = Layout(w[0], layout)
+        b = [m.bias_ih.detach().clone(), None if drop_b_hh else m.bias_hh.detach().clone()] if kw.get("bias", True) else [None, None]
+        op = {"LSTMCell": "aten.lstm_cell.default", "GRUCell": "aten.gru_cell.default",
+              "RNNCell": "aten.rnn_%s_cell.default" % kw.get("nonlinearity", "tanh")}[mod]
+        args = [("input", x), ("hx", states if mod == "LSTMCell" else states[0]), ("w_ih", w[0]), ("w_hh", w[1])]
+        args += [(n, v) for n, v in [("b_ih", b[0]), ("b_hh", b[1])] if v is not None]
+        fn = None
+        if unbatched:  # aten's op wants 2-D: nn's unbatched form (batch of 1, removed again)
+            def fn(input, hx, **rest):
+                base = getattr(aten, op.split(".")[1]).default
+                h = [t.unsqueeze(0) for t in hx] if isinstance(hx, list) else hx.unsqueeze(0)
+                res = base(input.unsqueeze(0), h, **rest)
+                return tuple(t.squeeze(0) for t in res) if isinstance(res, tuple) else res.squeeze(0)
+        case(name, op, args, fn=fn, **(tol if dtype == torch.float32 else dict(rtol=1e-10, atol=1e-12)))
+
+    cell("lstm_cell", "LSTMCell", R(3, 4), [R(3, 5), R(3, 5)], layout="transposed", input_size=4, hidden_size=5)
+    cell("lstm_cell_unbatched_no_bias", "LSTMCell", R(4), [R(5), R(5)], unbatched=True, input_size=4, hidden_size=5, bias=False)
+    cell("gru_cell", "GRUCell", R(2, 3), [R(2, 4)], input_size=3, hidden_size=4)
+    cell("gru_cell_one_bias_f64", "GRUCell", R(2, 3, dtype=f64), [R(2, 4, dtype=f64)], dtype=f64, drop_b_hh=True,
+         input_size=3, hidden_size=4)
+    cell("rnn_tanh_cell", "RNNCell", R(2, 3), [Layout(R(2, 4), "strided")], input_size=3, hidden_size=4)
+    cell("rnn_relu_cell_empty_batch", "RNNCell", R(0, 3), [R(0, 4)], input_size=3, hidden_size=4, nonlinearity="relu")
+    cell("rnn_relu_cell", "RNNCell", R(3, 3), [R(3, 6)], input_size=3, hidden_size=6, nonlinearity="relu")
+
     def es(name, eq, ops, **kw):
         case(name, "aten.einsum.default", [("equation", eq), ("tensors", ops)], **(kw or tol))
 
@@ -1185,6 +1259,12 @@ def composite_cases():
     case("rms_norm_f64", "aten.rms_norm.default", [("input", R(3, 5, dtype=f64)), ("normalized_shape", [5]),
          ("weight", R(5, dtype=f64))], rtol=1e-10, atol=1e-12)
     case("rms_norm_zero_row", "aten.rms_norm.default", [("input", torch.zeros(2, 3)), ("normalized_shape", [3])])
+    case("rms_norm_empty", "aten.rms_norm.default", [("input", R(2, 0, 4)), ("normalized_shape", [4])])
+    case("cosine_similarity_empty", "aten.cosine_similarity.default", [("x1", R(0, 3)), ("x2", R(0, 3))])
+    case("pairwise_distance_empty", "aten.pairwise_distance.default", [("x1", R(0, 3)), ("x2", R(0, 3))])
+    case("linalg_cross_empty", "aten.linalg_cross.default", [("self", R(0, 3)), ("other", R(0, 3))])
+    case("bilinear_empty_batch", "aten.bilinear.default", [("input1", R(0, 3)), ("input2", R(0, 2)), ("weight", R(4, 3, 2)),
+         ("bias", R(4))])
 
 
 def pointwise_cases():

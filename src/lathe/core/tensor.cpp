@@ -1,5 +1,7 @@
 #include "lathe/core/tensor.h"
 
+#include <algorithm>
+
 #include <unistd.h>
 
 #include <cstring>
@@ -45,6 +47,9 @@ int64_t Tensor::numel() const {
 
 bool Tensor::is_contiguous() const {
   if (sizes.size() != strides.size()) return false;
+  // No elements, no layout (as torch says): contiguous_strides() gives a
+  // zero-size dim the strides of a size-1 one, which the loop would refuse.
+  if (std::find(sizes.begin(), sizes.end(), 0) != sizes.end()) return true;
   int64_t expected = 1;
   for (size_t i = sizes.size(); i-- > 0;) {
     if (sizes[i] != 1 && strides[i] != expected) return false;

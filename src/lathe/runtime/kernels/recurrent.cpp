@@ -1,5 +1,6 @@
 #include "lathe/runtime/kernels/recurrent.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -295,8 +296,8 @@ void run_layers(const RnnOptions& opt, const Geometry& g, const Tensor& input, c
       std::copy(h.begin(), h.end(), mdata<T>(h_n) + k * BH);
       if (c_n) std::copy(c.begin(), c.end(), mdata<T>(*c_n) + k * BH);
     }
-    x.swap(y);  // this layer's output is the next one's input
-    y.assign(static_cast<size_t>(g.T * g.B * g.D * g.H), T(0));
+    x.swap(y);  // this layer's output is the next one's input (every element written)
+    y.resize(static_cast<size_t>(g.T * g.B * g.D * g.H));
   }
   // x holds the last layer's [T, B, D * H]; the output keeps the input's order.
   const int64_t row = g.D * g.H;
@@ -338,6 +339,105 @@ Status rnn_out(const RnnOptions& opt, const Tensor& input, const std::vector<con
   return dispatch<Types::Float>(input.dtype, op, [&](auto tag) -> Status {
     using T = decltype(tag);
     run_layers<T>(opt, g, input, hx, params, output, h_n, c_n);
+    return Status::Ok();
+  });
+}
+
+// ---- cells ---------------------------------------------------------------------------
+namespace {
+
+const char* cell_name(RnnMode m) {
+  switch (m) {
+    case RnnMode::Lstm: return "lstm_cell";
+    case RnnMode::Gru: return "gru_cell";
+    case RnnMode::RnnTanh: return "rnn_tanh_cell";
+    case RnnMode::RnnRelu: return "rnn_relu_cell";
+  }
+  return "rnn_cell";
+}
+
+Status check_cell_tensor(const Tensor* t, const std::vector<int64_t>& want, DType dtype, const char* op, const char* arg) {
+  if (!t) return make_error(std::string(op) + ": " + arg + " is None");
+  LATHE_RETURN_IF_ERROR(check_input(*t, op, arg));
+  LATHE_RETURN_IF_ERROR(check_dtype(*t, dtype, op, arg));
+  if (t->sizes != want) {
+    return make_error(std::string(op) + ": " + arg + " has shape " + shape_string(t->sizes) + ", expected " + shape_string(want));
+  }
+  return Status::Ok();
+}
+
+// The sizes of a cell call (B 1 for a 1-D input), after checking every operand.
+Result<Geometry> cell_geometry(RnnMode mode, const Tensor& input, const std::vector<const Tensor*>& hx, const CellWeights& w) {
+  const char* op = cell_name(mode);
+  LATHE_RETURN_IF_ERROR(check_input(input, op, "input"));
+  LATHE_RETURN_IF_ERROR(check_floating(input, op, "input"));
+  if (input.sizes.empty() || input.sizes.size() > 2) {
+    return make_error(std::string(op) + ": input must be 1-D or 2-D, got " + shape_string(input.sizes));
+  }
+  Geometry g;
+  g.T = 1;
+  g.unbatched = input.sizes.size() == 1;
+  g.B = g.unbatched ? 1 : input.sizes[0];
+  g.I = input.sizes.back();
+  g.G = gate_count(mode);
+  if (!w.w_hh || w.w_hh->sizes.size() != 2) return make_error(std::string(op) + ": w_hh must be 2-D");
+  g.H = w.w_hh->sizes[1];
+  const int64_t GH = g.G * g.H;
+  LATHE_RETURN_IF_ERROR(check_cell_tensor(w.w_ih, {GH, g.I}, input.dtype, op, "w_ih"));
+  LATHE_RETURN_IF_ERROR(check_cell_tensor(w.w_hh, {GH, g.H}, input.dtype, op, "w_hh"));
+  if (w.b_ih) LATHE_RETURN_IF_ERROR(check_cell_tensor(w.b_ih, {GH}, input.dtype, op, "b_ih"));
+  if (w.b_hh) LATHE_RETURN_IF_ERROR(check_cell_tensor(w.b_hh, {GH}, input.dtype, op, "b_hh"));
+  const size_t states = mode == RnnMode::Lstm ? 2 : 1;
+  if (hx.size() != states) {
+    return make_error(std::string(op) + ": hx has " + std::to_string(hx.size()) + " tensors, expected " + std::to_string(states));
+  }
+  const std::vector<int64_t> state = g.unbatched ? std::vector<int64_t>{g.H} : std::vector<int64_t>{g.B, g.H};
+  for (size_t i = 0; i < states; ++i) LATHE_RETURN_IF_ERROR(check_cell_tensor(hx[i], state, input.dtype, op, "hx"));
+  return g;
+}
+
+template <typename T>
+void run_cell(RnnMode mode, const Geometry& g, const Tensor& input, const std::vector<const Tensor*>& hx,
+              const CellWeights& w, Tensor& h_out, Tensor* c_out) {
+  const int64_t GH = g.G * g.H, BH = g.B * g.H;
+  const Tensor x = as_contiguous(input), h0 = as_contiguous(*hx[0]);
+  Tensor keep_ih, keep_hh;
+  std::vector<T> gx(static_cast<size_t>(g.B * GH)), gh(static_cast<size_t>(g.B * GH)), c(static_cast<size_t>(BH));
+  project<T>(g.B, GH, g.I, cdata<T>(x), *w.w_ih, bias_data<T>(w.b_ih, keep_ih), gx.data());
+  project<T>(g.B, GH, g.H, cdata<T>(h0), *w.w_hh, bias_data<T>(w.b_hh, keep_hh), gh.data());
+  T* h = mdata<T>(h_out);
+  std::copy(cdata<T>(h0), cdata<T>(h0) + BH, h);
+  if (c_out) {
+    const Tensor c0 = as_contiguous(*hx[1]);
+    std::copy(cdata<T>(c0), cdata<T>(c0) + BH, c.begin());
+  }
+  cell_step<T>(mode, g.B, g.H, gx.data(), gh.data(), h, c.data());
+  if (c_out) std::copy(c.begin(), c.end(), mdata<T>(*c_out));
+}
+
+}  // namespace
+
+Result<std::vector<int64_t>> rnn_cell_shape(RnnMode mode, const Tensor& input, const std::vector<const Tensor*>& hx,
+                                            const CellWeights& w) {
+  LATHE_ASSIGN_OR_RETURN(Geometry g, cell_geometry(mode, input, hx, w));
+  return g.unbatched ? std::vector<int64_t>{g.H} : std::vector<int64_t>{g.B, g.H};
+}
+
+Status rnn_cell_out(RnnMode mode, const Tensor& input, const std::vector<const Tensor*>& hx, const CellWeights& w,
+                    Tensor& h_out, Tensor* c_out) {
+  const char* op = cell_name(mode);
+  LATHE_ASSIGN_OR_RETURN(Geometry g, cell_geometry(mode, input, hx, w));
+  const std::vector<int64_t> state = g.unbatched ? std::vector<int64_t>{g.H} : std::vector<int64_t>{g.B, g.H};
+  LATHE_RETURN_IF_ERROR(check_result(h_out, input.dtype, state, op));
+  if (mode == RnnMode::Lstm) {
+    if (!c_out) return make_error("lstm_cell: the c output is required");
+    LATHE_RETURN_IF_ERROR(check_result(*c_out, input.dtype, state, op));
+  } else {
+    c_out = nullptr;
+  }
+  return dispatch<Types::Float>(input.dtype, op, [&](auto tag) -> Status {
+    using T = decltype(tag);
+    run_cell<T>(mode, g, input, hx, w, h_out, c_out);
     return Status::Ok();
   });
 }
@@ -386,9 +486,38 @@ Status rnn_kernel(KernelCall& c) {
   return rnn_out(opt, *input, hx, params, *out, *h_n, c_n);
 }
 
+// lstm_cell / gru_cell / rnn_tanh_cell / rnn_relu_cell.
+template <RnnMode kMode>
+Status cell_kernel(KernelCall& c) {
+  LATHE_ASSIGN_OR_RETURN(const Tensor* input, c.tensor("input"));
+  std::vector<const Tensor*> hx;
+  if constexpr (kMode == RnnMode::Lstm) {
+    LATHE_ASSIGN_OR_RETURN(hx, c.tensor_list("hx"));
+  } else {
+    LATHE_ASSIGN_OR_RETURN(const Tensor* h, c.tensor("hx"));
+    hx = {h};
+  }
+  CellWeights w;
+  LATHE_ASSIGN_OR_RETURN(w.w_ih, c.tensor("w_ih"));
+  LATHE_ASSIGN_OR_RETURN(w.w_hh, c.tensor("w_hh"));
+  LATHE_ASSIGN_OR_RETURN(w.b_ih, c.optional_tensor("b_ih"));
+  LATHE_ASSIGN_OR_RETURN(w.b_hh, c.optional_tensor("b_hh"));
+  LATHE_ASSIGN_OR_RETURN(auto shape, rnn_cell_shape(kMode, *input, hx, w));
+  LATHE_ASSIGN_OR_RETURN(Tensor * h_out, c.alloc_output(0, input->dtype, shape));
+  Tensor* c_out = nullptr;
+  if constexpr (kMode == RnnMode::Lstm) {
+    LATHE_ASSIGN_OR_RETURN(c_out, c.alloc_output(1, input->dtype, shape));
+  }
+  return rnn_cell_out(kMode, *input, hx, w, *h_out, c_out);
+}
+
 }  // namespace
 
 void register_recurrent_kernels(KernelRegistry& r) {
+  register_overloads(r, "lstm_cell", {"default"}, cell_kernel<RnnMode::Lstm>);
+  register_overloads(r, "gru_cell", {"default"}, cell_kernel<RnnMode::Gru>);
+  register_overloads(r, "rnn_tanh_cell", {"default"}, cell_kernel<RnnMode::RnnTanh>);
+  register_overloads(r, "rnn_relu_cell", {"default"}, cell_kernel<RnnMode::RnnRelu>);
   register_overloads(r, "lstm", {"input"}, rnn_kernel<RnnMode::Lstm>);
   register_overloads(r, "gru", {"input"}, rnn_kernel<RnnMode::Gru>);
   register_overloads(r, "rnn_tanh", {"input"}, rnn_kernel<RnnMode::RnnTanh>);

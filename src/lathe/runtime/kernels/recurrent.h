@@ -1,6 +1,7 @@
 // Recurrent layers as torch.export leaves them (aten.lstm.input,
 // aten.gru.input, aten.rnn_tanh.input, aten.rnn_relu.input): every layer
-// and direction of nn.LSTM / nn.GRU / nn.RNN in one call, for inference.
+// and direction of nn.LSTM / nn.GRU / nn.RNN in one call, for inference;
+// and their single steps (aten.lstm_cell, gru_cell, rnn_*_cell: nn.*Cell).
 //
 // Per layer and direction, the input projection of all time steps is one
 // GEMM (x @ W_ih^T + b_ih); each step then adds the hidden projection
@@ -39,5 +40,20 @@ Result<RnnShapes> rnn_shapes(const RnnOptions& opt, const Tensor& input, const s
 // direction w_ih, w_hh[, b_ih, b_hh]. c_n is required for LSTM only.
 Status rnn_out(const RnnOptions& opt, const Tensor& input, const std::vector<const Tensor*>& hx,
                const std::vector<const Tensor*>& params, Tensor& output, Tensor& h_n, Tensor* c_n);
+
+// One step of a cell (aten.lstm_cell, gru_cell, rnn_tanh_cell,
+// rnn_relu_cell): input [B, I] (or [I]), hx h (and c for LSTM) [B, H] (or
+// [H]), w_ih [G * H, I], w_hh [G * H, H], each bias [G * H] or absent.
+// Outputs h' (and c' for LSTM) of hx's shape.
+struct CellWeights {
+  const Tensor* w_ih = nullptr;
+  const Tensor* w_hh = nullptr;
+  const Tensor* b_ih = nullptr;  // nullptr: no bias
+  const Tensor* b_hh = nullptr;
+};
+Result<std::vector<int64_t>> rnn_cell_shape(RnnMode mode, const Tensor& input, const std::vector<const Tensor*>& hx,
+                                            const CellWeights& w);
+Status rnn_cell_out(RnnMode mode, const Tensor& input, const std::vector<const Tensor*>& hx, const CellWeights& w,
+                    Tensor& h_out, Tensor* c_out);
 
 }  // namespace lathe::kernels
