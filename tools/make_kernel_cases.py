@@ -1275,6 +1275,12 @@ def pointwise_cases():
     case("softshrink", "aten.softshrink.default", [("self", edges), ("lambd", 0.25)])
     case("celu", "aten.celu.default", [("self", R(3, 4) * 2), ("alpha", 0.7)])
     case("celu_float64", "aten.celu.default", [("self", R(5, dtype=torch.float64))])
+    eb_w, eb_i, eb_o = R(10, 3), torch.tensor([1, 2, 4, 5, 4, 3, 2, 9]), torch.tensor([0, 3, 5])
+    case("embedding_bag_padding_idx_mean", "aten.embedding_bag.padding_idx",
+         [("weight", eb_w), ("indices", eb_i), ("offsets", eb_o), ("scale_grad_by_freq", False), ("mode", 1), ("sparse", False),
+          ("per_sample_weights", None), ("include_last_offset", False), ("padding_idx", 4)])
+    case("embedding_bag_default_sum", "aten.embedding_bag.default",
+         [("weight", eb_w), ("indices", eb_i), ("offsets", eb_o), ("mode", 0)])
     case("max_pool1d", "aten.max_pool1d.default", [("self", R(2, 3, 9)), ("kernel_size", [3]), ("stride", [2]), ("padding", [1])])
     case("max_pool1d_dilated_unbatched", "aten.max_pool1d.default", [("self", Layout(R(3, 10), "transposed")), ("kernel_size", [2]), ("dilation", [2]), ("ceil_mode", True)])
     case("avg_pool1d", "aten.avg_pool1d.default", [("self", R(2, 3, 9)), ("kernel_size", [3]), ("stride", [2]), ("padding", [1]), ("count_include_pad", False)])

@@ -742,7 +742,9 @@ Status embedding_bag_kernel(KernelCall& c) {
   a.mode = static_cast<EmbeddingBagMode>(mode);
   LATHE_ASSIGN_OR_RETURN(a.per_sample_weights, c.optional_tensor("per_sample_weights"));
   LATHE_ASSIGN_OR_RETURN(a.include_last_offset, c.bool_arg("include_last_offset", false));
-  LATHE_ASSIGN_OR_RETURN(a.padding_idx, c.int_arg("padding_idx", -1));
+  // _embedding_bag's padding_idx is an int (-1: none); embedding_bag.padding_idx's an int? (None: none).
+  LATHE_ASSIGN_OR_RETURN(std::optional<int64_t> padding_idx, c.optional_int("padding_idx"));
+  a.padding_idx = padding_idx.value_or(-1);
   LATHE_ASSIGN_OR_RETURN(EmbeddingBagOutputs s, embedding_bag_shapes(*weight, *indices, *offsets, a));
   // Each alloc_output may invalidate the previous pointer: keep the tensors.
   std::array<Tensor, 4> outs;
@@ -896,6 +898,8 @@ void register_scatter_kernels(KernelRegistry& r) {
   register_overloads(r, "masked_scatter", {"default"}, masked_scatter_kernel);
   register_overloads(r, "diagonal", {"default"}, diagonal_kernel, OutputAlias::View);
   register_overloads(r, "_embedding_bag", {"default"}, embedding_bag_kernel);
+  // nn.EmbeddingBag as exported: the same four outputs (torch's composite calls _embedding_bag).
+  register_overloads(r, "embedding_bag", {"default", "padding_idx"}, embedding_bag_kernel);
   register_overloads(r, "index_put_", {"default"}, index_put_inplace_kernel, OutputAlias::View);
   register_overloads(r, "index_copy_", {"default"}, index_copy_inplace_kernel, OutputAlias::View);
   register_overloads(r, "index_add_", {"default"}, index_add_inplace_kernel, OutputAlias::View);
