@@ -179,7 +179,7 @@ TEST(TransformCli, ListPasses) {
   EXPECT_NE(r.out.find("\n  addmm_mm_to_linear                 addmm(b, x, t(w))"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\n  remove_dead_code                   drop unused pure nodes"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\n  fuse_weight_only_quantized_linear  linear(x, dequantize("), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("\n--passes default: decompose,constant_propagation,"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n--passes default: inline_grad_regions,decompose,constant_propagation,"), std::string::npos) << r.out;
 }
 
 TEST(TransformCli, UnknownPassListsTheValidOnes_NEG) {
@@ -189,7 +189,8 @@ TEST(TransformCli, UnknownPassListsTheValidOnes_NEG) {
   EXPECT_EQ(r.err,
             "lathe transform: unknown pass 'fold_everything'; passes: addmm_mm_to_linear, remove_dead_code, decompose, "
             "constant_propagation, remove_redundant_views, common_subexpression_elimination, "
-            "fuse_weight_only_quantized_linear, fuse_int8_weight_only_matmul, fuse_dynamic_int8_linear\n");
+            "fuse_weight_only_quantized_linear, fuse_int8_weight_only_matmul, fuse_dynamic_int8_linear, "
+            "inline_grad_regions\n");
   EXPECT_FALSE(std::filesystem::exists(out));
   r = transform(fixture("simple_linear"));
   EXPECT_EQ(r.exit_code, 2);
@@ -303,7 +304,7 @@ TEST(TransformCli, KeepWithoutDecomposeIsAnError_NEG) {
   EXPECT_EQ(r.err, "lathe transform: --keep applies to the decompose pass, which is not in the pass list\n");
   EXPECT_FALSE(std::filesystem::exists(out));
   r = transform("--list-passes");
-  EXPECT_NE(r.out.find("--passes default: decompose,constant_propagation,remove_redundant_views,"
+  EXPECT_NE(r.out.find("--passes default: inline_grad_regions,decompose,constant_propagation,remove_redundant_views,"
                        "common_subexpression_elimination,addmm_mm_to_linear,remove_dead_code\n"),
             std::string::npos)
       << r.out;

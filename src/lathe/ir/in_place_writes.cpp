@@ -33,7 +33,8 @@ bool is_in_place_op(const Node& n) {
   if (!t.starts_with("aten.")) return false;
   t.remove_prefix(5);
   const std::string_view name = t.substr(0, t.find('.'));  // "index_put_"
-  return name.size() > 1 && name.back() == '_' && name.front() != '_';
+  const bool dunder = name.size() > 4 && name.starts_with("__") && name.ends_with("__");  // __and__: not in place
+  return name.size() > 1 && name.back() == '_' && !dunder;
 }
 
 std::set<std::string> state_written_in_place(const ExportedProgram& ep) {

@@ -19,7 +19,8 @@
 namespace lathe {
 
 // True for an ATen in-place overload: `aten.<name>_.<overload>` (add_,
-// index_put_, copy_...), which writes through its first argument.
+// index_put_, copy_, _index_put_impl_...), which writes through its first
+// argument; not the Python-operator spellings (`__and__`).
 bool is_in_place_op(const Node& n);
 
 // The targets of the buffers, parameters and lifted tensor constants that an

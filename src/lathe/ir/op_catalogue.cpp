@@ -103,7 +103,9 @@ bool is_effect_free(std::string_view target) {
   const TargetParts parts = split_target(target);
   if (parts.name.empty()) return false;
   if (parts.ns != "aten" && parts.ns != "quantized_decomposed") return false;
-  if (parts.name.back() == '_') return false;  // in place
+  // In place (add_, _index_put_impl_), but not the Python-operator spellings (__and__).
+  const bool dunder = parts.name.size() > 4 && parts.name.starts_with("__") && parts.name.ends_with("__");
+  if (parts.name.back() == '_' && !dunder) return false;
   if (parts.overload == "out" || (parts.overload.size() > 4 && parts.overload.ends_with("_out"))) return false;
   if (parts.ns == "aten" &&
       std::find(std::begin(kEffectfulAten), std::end(kEffectfulAten), parts.name) != std::end(kEffectfulAten))

@@ -93,8 +93,9 @@ TEST(OpCatalogueTest, WhatCountsAsEffectFree) {
   // anything Lathe does not know (kept even when unused).
   expect_sorted(ops::is_effect_free,
                 {"torch.ops.aten.t.default", "torch.ops.aten.permute_copy.default", "torch.ops.aten.sym_size.int",
-                 "torch.ops.quantized_decomposed.quantize_per_tensor.default"},
+                 "torch.ops.quantized_decomposed.quantize_per_tensor.default", "torch.ops.aten.__and__.Tensor"},
                 {"torch.ops.aten.copy_.default", "torch.ops.aten.add_.Tensor", "torch.ops.aten.mm.out",
+                 "torch.ops.aten._index_put_impl_.default",
                  "torch.ops.aten.max.dim_max_out", "torch.ops.aten._assert_async.msg",
                  "torch.ops.aten._assert_scalar.default", "torch.ops.aten.sym_constrain_range.default",
                  "torch.ops.aten._print.default", "torch.ops.aten.rand.default", "torch.ops.higher_order.cond",

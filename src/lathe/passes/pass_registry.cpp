@@ -8,6 +8,7 @@
 #include "lathe/passes/fuse_int8_weight_only_matmul.h"
 #include "lathe/passes/default_pipeline.h"
 #include "lathe/passes/fuse_weight_only_quantized_linear.h"
+#include "lathe/passes/inline_grad_regions.h"
 #include "lathe/passes/pass_manager.h"
 #include "lathe/passes/remove_dead_code.h"
 #include "lathe/passes/remove_redundant_views.h"
@@ -58,6 +59,7 @@ const PassRegistry& builtin_passes() {
     (void)r.add([] { return std::make_unique<FuseWeightOnlyQuantizedLinear>(); });
     (void)r.add([] { return std::make_unique<FuseInt8WeightOnlyMatmul>(); });
     (void)r.add([] { return std::make_unique<FuseDynamicInt8Linear>(); });
+    (void)r.add([] { return std::make_unique<InlineGradRegions>(); });
     return r;
   }();
   return registry;
