@@ -65,6 +65,20 @@ Result<VkInstance> create_instance() {
   return instance;
 }
 
+// The one VkInstance of the process, created on first use and never
+// destroyed. Destroying the last instance makes the loader unload the driver
+// (dlclose), and a driver's own globals go with it: lavapipe (Mesa 22.3)
+// loses memory it still owns on every unload, and drivers with threads of
+// their own are a known hazard to tear down during exit. Probing for devices
+// and opening the shared device both use it, so the driver loads once.
+Result<VkInstance> process_instance() {
+  static std::mutex mu;
+  static std::optional<Result<VkInstance>> instance;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!instance) instance = create_instance();
+  return *instance;
+}
+
 std::vector<VkPhysicalDevice> physical_devices(VkInstance instance) {
   uint32_t n = 0;
   if (vkEnumeratePhysicalDevices(instance, &n, nullptr) != VK_SUCCESS) return {};
@@ -133,7 +147,7 @@ Result<std::shared_ptr<VulkanContext>> VulkanContext::shared() {
 
 Result<std::shared_ptr<VulkanContext>> VulkanContext::open() {
   std::shared_ptr<VulkanContext> c(new VulkanContext());
-  LATHE_ASSIGN_OR_RETURN(c->instance_, create_instance());
+  LATHE_ASSIGN_OR_RETURN(c->instance_, process_instance());
   const std::vector<VkPhysicalDevice> devices = physical_devices(c->instance_);
   if (devices.empty()) return Error(kNoDriver);
   LATHE_ASSIGN_OR_RETURN(c->physical_, choose_device(devices));
@@ -197,7 +211,7 @@ VulkanContext::~VulkanContext() {
     if (set_layout_) vkDestroyDescriptorSetLayout(device_, set_layout_, nullptr);
     vkDestroyDevice(device_, nullptr);
   }
-  if (instance_) vkDestroyInstance(instance_, nullptr);
+  // instance_ is the process's (process_instance): never destroyed here.
 }
 
 std::string VulkanContext::description() const { return describe(physical_); }
@@ -240,7 +254,7 @@ Status VulkanContext::submit(VkCommandBuffer cb, VkFence fence) {
 
 VulkanProbe probe_vulkan() {
   VulkanProbe probe;
-  auto instance = create_instance();
+  auto instance = process_instance();
   if (!instance.ok()) {
     probe.message = instance.error().message();
     probe.driver_installed = probe.message != kNoDriver;  // a driver that fails is not a missing one
@@ -251,7 +265,6 @@ VulkanProbe probe_vulkan() {
     vkGetPhysicalDeviceProperties(d, &p);
     probe.devices.push_back(VulkanDeviceInfo{p.deviceName, type_name(p.deviceType)});
   }
-  vkDestroyInstance(*instance, nullptr);
   probe.driver_installed = !probe.devices.empty();
   if (!probe.driver_installed) probe.message = kNoDriver;
   return probe;
