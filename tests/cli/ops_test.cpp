@@ -41,6 +41,32 @@ TEST(OpsCli, ListsEveryOpTheFixturesUse) {
   EXPECT_EQ(text.out.rfind(std::to_string(ops.size()) + " ops with a portable kernel\n", 0), 0u) << text.out;
 }
 
+// The backends' claims come from their support tables: an op one table has
+// a row for is listed under that backend, one it has none for is not.
+TEST(OpsCli, ListsWhatEachBackendCanClaim) {
+  auto r = testing::run_lathe("ops", testing::temp_dir() + "/stderr.txt");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto section = [&](const std::string& name) {
+    const size_t at = r.out.find("\n" + name + " ");
+    if (at == std::string::npos) return std::string();
+    const size_t end = r.out.find("\n\n", at + 1);
+    return r.out.substr(at, end == std::string::npos ? std::string::npos : end - at);
+  };
+#if LATHE_WITH_XNNPACK
+  const std::string xnnpack = section("xnnpack");
+  EXPECT_NE(xnnpack.find(" aten.sigmoid.default"), std::string::npos) << r.out;
+  EXPECT_NE(xnnpack.find(" aten.linear.default"), std::string::npos) << r.out;
+  EXPECT_EQ(xnnpack.find(" aten.tanh.default"), std::string::npos) << r.out;  // no XNNPACK operator in this version
+#endif
+#if LATHE_WITH_VULKAN
+  const std::string vulkan = section("vulkan");
+  EXPECT_NE(vulkan.find(" aten.tanh.default"), std::string::npos) << r.out;  // a unary_ops.def row
+  EXPECT_EQ(vulkan.find(" aten.bmm.default"), std::string::npos) << r.out;
+#endif
+  EXPECT_NE(r.out.find("\nxnnpack"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nvulkan"), std::string::npos) << r.out;
+}
+
 TEST(OpsCli, UnknownFlagIsAnError_NEG) {
   auto r = testing::run_lathe("ops --bogus", testing::temp_dir() + "/stderr.txt");
   EXPECT_NE(r.exit_code, 0);

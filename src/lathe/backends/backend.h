@@ -76,6 +76,9 @@ class Backend : public DelegateRuntime {
   virtual NodeSupport support(const Node& node, const Constness& constness) const = 0;
   virtual std::vector<std::string> ops_to_keep() const = 0;
   virtual Result<std::vector<std::byte>> preprocess(const DelegateSubgraph& subgraph) const = 0;
+  // Every op support() has a rule for ("aten.linear.default"), sorted, for
+  // `lathe ops`; empty when the backend does not say.
+  virtual std::vector<std::string> claimed_ops() const { return {}; }
 };
 
 // A backend this build left out (LATHE_WITH_XNNPACK / LATHE_WITH_VULKAN

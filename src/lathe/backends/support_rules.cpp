@@ -1,8 +1,10 @@
 #include "lathe/backends/support_rules.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "lathe/backends/node_args.h"
+#include "lathe/passes/decompose.h"
 
 namespace lathe::support_rules {
 
@@ -50,10 +52,20 @@ NodeSupport read_conv_geometry(const Node& n, size_t spatial, ConvGeometry& g) {
   return NodeSupport::yes("");
 }
 
-std::vector<std::string> op_names(std::initializer_list<OpTarget> ops) {
+std::vector<std::string> claimed_op_names(const Rules& rules) {
   std::vector<std::string> names;
-  for (OpTarget op : ops) names.emplace_back(ops::op_name(op));
+  for (const auto& [op, rule] : rules) names.emplace_back(ops::op_name(op));
+  std::sort(names.begin(), names.end());
   return names;
+}
+
+std::vector<std::string> ops_decompose_would_split(const Rules& rules) {
+  const std::vector<std::string> claimed = claimed_op_names(rules);
+  std::vector<std::string> split = Decompose::decomposed_ops();
+  std::sort(split.begin(), split.end());
+  std::vector<std::string> keep;
+  std::set_intersection(claimed.begin(), claimed.end(), split.begin(), split.end(), std::back_inserter(keep));
+  return keep;
 }
 
 }  // namespace lathe::support_rules

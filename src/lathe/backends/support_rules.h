@@ -51,7 +51,12 @@ struct ConvGeometry {
 // transposed, has output padding, or any of it is symbolic.
 NodeSupport read_conv_geometry(const Node& n, size_t spatial, ConvGeometry& g);
 
-// The ops a backend asks decompose to keep, as Node::op_name() spells them.
-std::vector<std::string> op_names(std::initializer_list<OpTarget> ops);
+// Every op `rules` has a rule for, as Node::op_name() spells them, sorted
+// (Backend::claimed_ops, `lathe ops`).
+std::vector<std::string> claimed_op_names(const Rules& rules);
+// The ops of `rules` that the decompose pass would split (linear,
+// layer_norm, softmax.int...): a backend's keep-list, derived from its
+// table, so claiming a composite op is one row and never a second list.
+std::vector<std::string> ops_decompose_would_split(const Rules& rules);
 
 }  // namespace lathe::support_rules

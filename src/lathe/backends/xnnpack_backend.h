@@ -38,6 +38,7 @@ class XnnpackBackend : public Backend {
   std::string_view name() const override { return "xnnpack"; }
   NodeSupport support(const Node& node, const Constness& constness) const override;
   std::vector<std::string> ops_to_keep() const override;
+  std::vector<std::string> claimed_ops() const override;
   Result<std::vector<std::byte>> preprocess(const DelegateSubgraph& subgraph) const override;
   Result<std::unique_ptr<DelegateHandle>> init(const DelegateInitArgs& args) const override;
 };

@@ -4,10 +4,12 @@
 // that hands init() a runtime weight (the record codec: payload_test.cpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "lathe/backends/backend_test_support.h"
 #include "lathe/backends/xnnpack_backend.h"
+#include "lathe/backends/xnnpack_kinds.h"
 
 namespace lathe {
 namespace {
@@ -202,6 +204,36 @@ TEST(XnnpackRefusal, ExecutorWithoutTheBackendNamesTheDelegateNode_NEG) {
 // name the node, the operand and the node that computes it (linear-rewrite.md §6).
 TEST(XnnpackRefusal, HandMadePayloadWithRuntimeWeightFailsInitNamingIt_NEG) {
   testing::expect_runtime_weight_refused_at_init("xnnpack", "fully_connected", "fully_connected 'mm'");
+}
+
+// The keep-list is derived from the support table: the claimed ops that
+// decompose would split (hand-checked against decompose.cpp's rules), and
+// nothing the table has no row for.
+TEST(XnnpackTables, KeepListIsTheClaimedOpsDecomposeWouldSplit) {
+  EXPECT_EQ(xnnpack_backend().ops_to_keep(),
+            (std::vector<std::string>{"aten.layer_norm.default", "aten.linear.default", "aten.softmax.int"}));
+  const std::vector<std::string> claimed = xnnpack_backend().claimed_ops();
+  EXPECT_TRUE(std::is_sorted(claimed.begin(), claimed.end()));
+  for (const char* op : {"aten.sigmoid.default", "aten.hardswish.default", "aten.hardsigmoid.default", "aten.convolution.default"})
+    EXPECT_NE(std::find(claimed.begin(), claimed.end(), op), claimed.end()) << op;
+  EXPECT_EQ(std::find(claimed.begin(), claimed.end(), "aten.tanh.default"), claimed.end());
+}
+
+// Every kind of xnnpack_ops.def round-trips through its payload name, and
+// the host ops are exactly the LATHE_XNNPACK_HOST_OP rows.
+TEST(XnnpackTables, KindsRoundTripThroughTheirPayloadNames) {
+  int host = 0;
+  for (int k = 0; k <= static_cast<int>(XnnpackKind::ChannelAffine); ++k) {
+    const auto kind = static_cast<XnnpackKind>(k);
+    EXPECT_EQ(xnnpack_kind_named(xnnpack_kind_name(kind)), kind) << xnnpack_kind_name(kind);
+    if (auto h = host_op_of(kind)) {
+      ++host;
+      EXPECT_EQ(host_op_name(*h), xnnpack_kind_name(kind));
+    }
+  }
+  EXPECT_EQ(host, 10);
+  EXPECT_EQ(xnnpack_kind_name(XnnpackKind::FullyConnected), "fully_connected");
+  EXPECT_FALSE(xnnpack_kind_named("linear").has_value());
 }
 
 }  // namespace

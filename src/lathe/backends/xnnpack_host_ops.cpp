@@ -13,18 +13,6 @@
 
 namespace lathe {
 
-std::optional<HostOp> host_op_named(std::string_view kind) {
-  static const std::pair<std::string_view, HostOp> table[] = {
-      {"layer_norm", HostOp::LayerNorm}, {"gelu", HostOp::Gelu}, {"permute", HostOp::Permute},
-      {"reshape", HostOp::Reshape},      {"roll", HostOp::Roll}, {"bmm", HostOp::Bmm},
-      {"sdpa", HostOp::Sdpa},           {"concat", HostOp::Concat}, {"slice", HostOp::Slice},
-      {"channel_affine", HostOp::ChannelAffine}};
-  for (const auto& [name, op] : table) {
-    if (kind == name) return op;
-  }
-  return std::nullopt;
-}
-
 namespace {
 
 namespace P = xnnpack_params;

@@ -33,14 +33,12 @@
 #include <vector>
 
 #include "lathe/backends/payload.h"
+#include "lathe/backends/xnnpack_kinds.h"
 #include "lathe/backends/xnnpack_params.h"
 #include "lathe/core/tensor.h"
 
 namespace lathe {
 
-enum class HostOp { LayerNorm, Gelu, Permute, Reshape, Roll, Bmm, Sdpa, Concat, Slice, ChannelAffine };
-
-std::optional<HostOp> host_op_named(std::string_view kind);
 
 // A host op as init() accepted it: its parameters parsed (monostate for
 // reshape and bmm, which take none).

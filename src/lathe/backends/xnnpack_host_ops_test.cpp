@@ -183,7 +183,7 @@ TEST(XnnpackHostOps, MalformedRecordsAreRefusedAtInit_NEG) {
   auto check = [&](const char* kind, std::vector<PayloadOperand> ins, uint32_t out, std::vector<int64_t> ints,
                    std::vector<double> floats = {}) {
     PayloadOp op{kind, "n", std::move(ins), {out}, std::move(ints), std::move(floats)};
-    return check_host_op(*host_op_named(kind), op, values);
+    return check_host_op(*host_op_of(*xnnpack_kind_named(kind)), op, values);
   };
   EXPECT_TRUE(check("permute", {{0, "self"}}, 1, {1, 0}).ok());
   EXPECT_FALSE(check("permute", {{0, "self"}}, 1, {1, 1}).ok());           // repeated dim
@@ -195,7 +195,8 @@ TEST(XnnpackHostOps, MalformedRecordsAreRefusedAtInit_NEG) {
   EXPECT_FALSE(check("bmm", {{2, "self"}}, 3, {}).ok());                   // one operand
   EXPECT_FALSE(check("layer_norm", {{0, "self"}}, 0, {3}, {1e-5}).ok());   // normalized rank > rank
   EXPECT_FALSE(check("reshape", {{0, "self"}}, 2, {}).ok());               // element counts differ
-  EXPECT_FALSE(host_op_named("conv2d").has_value());
+  EXPECT_FALSE(host_op_of(*xnnpack_kind_named("conv2d")).has_value());
+  EXPECT_FALSE(xnnpack_kind_named("convolution").has_value());
 }
 
 }  // namespace

@@ -54,19 +54,10 @@ pthreadpool_t thread_pool() {
 
 // ---- ops ------------------------------------------------------------------------------------
 
-// Host: a portable kernel run between the XNNPACK operators (xnnpack_host_ops.h).
-enum class Kind { FullyConnected, Conv2d, Add, Mul, Clamp, Hardswish, Sigmoid, Hardsigmoid, MaxPool, AvgPool, GlobalAvgPool, Softmax, ToNhwc, ToNchw, ConstantPad, Host };
+using Kind = XnnpackKind;
 
 Result<Kind> kind_of(const std::string& k) {
-  static const std::pair<const char*, Kind> table[] = {
-      {"fully_connected", Kind::FullyConnected}, {"conv2d", Kind::Conv2d}, {"add", Kind::Add}, {"mul", Kind::Mul},
-      {"clamp", Kind::Clamp}, {"hardswish", Kind::Hardswish}, {"sigmoid", Kind::Sigmoid}, {"hardsigmoid", Kind::Hardsigmoid},
-      {"max_pool2d", Kind::MaxPool}, {"avg_pool2d", Kind::AvgPool}, {"global_avg_pool", Kind::GlobalAvgPool},
-      {"softmax", Kind::Softmax}, {"to_nhwc", Kind::ToNhwc}, {"to_nchw", Kind::ToNchw}, {"constant_pad", Kind::ConstantPad}};
-  for (const auto& [name, kind] : table) {
-    if (k == name) return kind;
-  }
-  if (host_op_named(k)) return Kind::Host;
+  if (auto kind = xnnpack_kind_named(k)) return *kind;
   return make_error("unknown op kind '" + k + "'");
 }
 
@@ -295,12 +286,13 @@ Status XnnpackHandle::create_elementwise(const PayloadOp& pop, Op& op) {
   op.setup = {p.count};
   if (op.kind == Kind::Clamp) {
     LATHE_XNN(xnn_create_clamp_nc_f32(1, 1, 1, lower_bound(pop), upper_bound(pop), 0, &op.op), op.label + ": xnn_create_clamp_nc_f32");
-  } else if (op.kind == Kind::Hardswish) {
-    LATHE_XNN(xnn_create_hardswish_nc_f32(1, 1, 1, 0, &op.op), op.label + ": xnn_create_hardswish_nc_f32");
-  } else if (op.kind == Kind::Sigmoid) {
-    LATHE_XNN(xnn_create_sigmoid_nc_f32(1, 1, 1, 0, &op.op), op.label + ": xnn_create_sigmoid_nc_f32");
   }
-  return Status::Ok();  // hardsigmoid: a loop of our own in run_op
+#define LATHE_XNNPACK_UNARY(name, payload_name, aten_op, xnn_stem)                                              \
+  if (op.kind == Kind::name) {                                                                                   \
+    LATHE_XNN(xnn_create_##xnn_stem##_nc_f32(1, 1, 1, 0, &op.op), op.label + ": xnn_create_" #xnn_stem "_nc_f32"); \
+  }
+#include "lathe/backends/xnnpack_ops.def"
+  return Status::Ok();  // LATHE_XNNPACK_UNARY_LOOP rows: a loop of our own in run_op
 }
 
 Status XnnpackHandle::create_pool(const PayloadOp& pop, Op& op) {
@@ -371,8 +363,8 @@ Status XnnpackHandle::create_layout(Op& op) {
 }
 
 Status XnnpackHandle::create(const DelegateInitArgs& args, const PayloadOp& pop, Op& op) {
-  if (op.kind == Kind::Host) {  // own checks: roll shifts may be negative, an sdpa scale NaN
-    LATHE_ASSIGN_OR_RETURN(HostOpCall call, check_host_op(*host_op_named(pop.kind), pop, payload_.values));
+  if (const std::optional<HostOp> host = host_op_of(op.kind)) {  // own checks: roll shifts may be negative, an sdpa scale NaN
+    LATHE_ASSIGN_OR_RETURN(HostOpCall call, check_host_op(*host, pop, payload_.values));
     op.host = std::move(call);
     op.pop = &pop;
     return Status::Ok();
@@ -383,10 +375,11 @@ Status XnnpackHandle::create(const DelegateInitArgs& args, const PayloadOp& pop,
     case Kind::Conv2d: return create_conv2d(args, pop, op);
     case Kind::Add:
     case Kind::Mul: return create_binary(pop, op);
-    case Kind::Clamp:
-    case Kind::Hardswish:
-    case Kind::Sigmoid:
-    case Kind::Hardsigmoid: return create_elementwise(pop, op);
+    case Kind::Clamp: return create_elementwise(pop, op);
+#define LATHE_XNNPACK_UNARY(name, payload_name, aten_op, xnn_stem) case Kind::name:
+#define LATHE_XNNPACK_UNARY_LOOP(name, payload_name, aten_op, expression) case Kind::name:
+#include "lathe/backends/xnnpack_ops.def"
+      return create_elementwise(pop, op);
     case Kind::MaxPool:
     case Kind::AvgPool: return create_pool(pop, op);
     case Kind::GlobalAvgPool: return create_global_pool(op);
@@ -394,7 +387,7 @@ Status XnnpackHandle::create(const DelegateInitArgs& args, const PayloadOp& pop,
     case Kind::Softmax: return create_softmax(op);
     case Kind::ToNhwc:
     case Kind::ToNchw: return create_layout(op);
-    case Kind::Host: break;
+    default: break;  // host ops: above
   }
   return Status::Ok();
 }
@@ -464,6 +457,13 @@ void transpose_layout(const float* in, float* out, const std::vector<int64_t>& s
 }
 
 Status XnnpackHandle::run_op(const Op& op, pthreadpool_t pool) {
+  if (op.host) {
+    std::vector<const Tensor*> ins;
+    for (uint32_t v : op.in) ins.push_back(&bound_[v]);
+    Status r = run_host_op(*op.host, *op.pop, ins, bound_[op.out[0]]);
+    if (!r.ok()) return r.error().context("xnnpack: " + op.label);
+    return Status::Ok();
+  }
   const float* x = ptr_[op.in[0]];
   float* y = ptr_[op.out[0]];
   const std::vector<int64_t>& S = op.setup;
@@ -480,15 +480,21 @@ Status XnnpackHandle::run_op(const Op& op, pthreadpool_t pool) {
       s = xnn_setup_multiply_nd_f32(op.op, op.shape_a.size(), op.shape_a.data(), op.shape_b.size(), op.shape_b.data(), x, ptr_[op.in[1]], y, pool);
       break;
     case Kind::Clamp: s = xnn_setup_clamp_nc_f32(op.op, S[0], x, y, pool); break;
-    case Kind::Hardswish: s = xnn_setup_hardswish_nc_f32(op.op, S[0], x, y, pool); break;
-    case Kind::Sigmoid: s = xnn_setup_sigmoid_nc_f32(op.op, S[0], x, y, pool); break;
+#define LATHE_XNNPACK_UNARY(name, payload_name, aten_op, xnn_stem) \
+  case Kind::name: s = xnn_setup_##xnn_stem##_nc_f32(op.op, S[0], x, y, pool); break;
+#include "lathe/backends/xnnpack_ops.def"
     case Kind::MaxPool: s = xnn_setup_max_pooling2d_nhwc_f32(op.op, S[0], S[1], S[2], x, y, pool); break;
     case Kind::AvgPool: s = xnn_setup_average_pooling2d_nhwc_f32(op.op, S[0], S[1], S[2], x, y, pool); break;
     case Kind::GlobalAvgPool: s = xnn_setup_global_average_pooling_nwc_f32(op.op, S[0], S[1], x, y, pool); break;
     case Kind::Softmax: s = xnn_setup_softmax_nc_f32(op.op, S[0], x, y, pool); break;
-    case Kind::Hardsigmoid:
-      for (int64_t i = 0; i < S[0]; ++i) y[i] = std::min(1.0f, std::max(0.0f, x[i] * (1.0f / 6.0f) + 0.5f));
-      return Status::Ok();
+#define LATHE_XNNPACK_UNARY_LOOP(name, payload_name, aten_op, expression) \
+  case Kind::name:                                                        \
+    for (int64_t i = 0; i < S[0]; ++i) {                                  \
+      const float x_i = x[i];                                             \
+      y[i] = [](float x) { return expression; }(x_i);                     \
+    }                                                                     \
+    return Status::Ok();
+#include "lathe/backends/xnnpack_ops.def"
     case Kind::ToNhwc:
     case Kind::ToNchw:
       transpose_layout(x, y, S, op.kind == Kind::ToNhwc);
@@ -496,13 +502,7 @@ Status XnnpackHandle::run_op(const Op& op, pthreadpool_t pool) {
     case Kind::ConstantPad:
       s = xnn_setup_constant_pad_nd_x32(op.op, op.shape_a.size(), op.shape_a.data(), op.shape_b.data(), op.shape_c.data(), x, y, pool);
       break;
-    case Kind::Host: {
-      std::vector<const Tensor*> ins;
-      for (uint32_t v : op.in) ins.push_back(&bound_[v]);
-      Status r = run_host_op(*op.host, *op.pop, ins, bound_[op.out[0]]);
-      if (!r.ok()) return r.error().context("xnnpack: " + op.label);
-      return Status::Ok();
-    }
+    default: return make_error(op.label + ": not an XNNPACK operator");  // host ops: above
   }
   if (s != xnn_status_success) return make_error(op.label + ": setup: " + status_text(s));
   s = xnn_run_operator(op.op, pool);

@@ -13,6 +13,7 @@
 #include "lathe/backends/payload.h"
 #include "lathe/backends/support_rules.h"
 #include "lathe/backends/xnnpack_backend.h"
+#include "lathe/backends/xnnpack_kinds.h"
 #include "lathe/backends/xnnpack_params.h"
 #include "lathe/ir/literal_args.h"
 #include "lathe/ir/op_catalogue.h"
@@ -305,9 +306,10 @@ const support_rules::Rules& rules() {
     r[aten::add_Tensor] = r[aten::mul_Tensor] = plain(binary_support);
     r[aten::relu] = r[aten::relu_] = r[aten::clamp] = r[aten::hardtanh] = clamp_support;
     r[aten::silu] = always("sigmoid + multiply_nd");
-    r[aten::hardswish] = always("hardswish");
-    r[aten::sigmoid] = always("sigmoid");
-    r[aten::hardsigmoid] = always("hardsigmoid (Lathe loop inside the delegate)");
+#define LATHE_XNNPACK_UNARY(name, payload_name, aten_op, xnn_stem) r[aten::aten_op] = always(payload_name);
+#define LATHE_XNNPACK_UNARY_LOOP(name, payload_name, aten_op, expression) \
+  r[aten::aten_op] = always(payload_name " (Lathe loop inside the delegate)");
+#include "lathe/backends/xnnpack_ops.def"
     r[aten::max_pool2d_with_indices] = r[aten::max_pool2d] = r[aten::avg_pool2d] = plain(pool_support);
     r[aten::mean_dim] = r[aten::adaptive_avg_pool2d] = plain(global_pool_support);
     r[aten::_softmax] = r[aten::softmax_int] = plain(softmax_support);
@@ -332,10 +334,9 @@ const support_rules::Rules& rules() {
 
 }  // namespace
 
-std::vector<std::string> XnnpackBackend::ops_to_keep() const {
-  return support_rules::op_names({aten::linear, aten::layer_norm, aten::hardswish, aten::hardsigmoid, aten::hardtanh, aten::_softmax,
-                                  aten::softmax_int, aten::max_pool2d_with_indices, aten::avg_pool2d});
-}
+std::vector<std::string> XnnpackBackend::ops_to_keep() const { return support_rules::ops_decompose_would_split(rules()); }
+
+std::vector<std::string> XnnpackBackend::claimed_ops() const { return support_rules::claimed_op_names(rules()); }
 
 NodeSupport XnnpackBackend::support(const Node& n, const Constness& c) const {
   return support_rules::decide(rules(), *this, n, c, "no XNNPACK operator for");
@@ -392,7 +393,7 @@ class Lowering {
     auto key = std::make_pair(v, nhwc);
     if (auto c = converted_.find(key); c != converted_.end()) return c->second;
     uint32_t out = payload_.add_value(payload_.values[e.id].sizes);
-    payload_.ops.push_back(PayloadOp{nhwc ? "to_nhwc" : "to_nchw", v->name(), {{e.id, "input"}}, {out},
+    payload_.ops.push_back(PayloadOp{std::string(xnnpack_kind_name(nhwc ? XnnpackKind::ToNhwc : XnnpackKind::ToNchw)), v->name(), {{e.id, "input"}}, {out},
                                      xnnpack_params::to_ints(xnnpack_params::Layout{s[0], s[1], s[2], s[3]}), {}});
     converted_[key] = out;
     return out;
@@ -406,14 +407,15 @@ class Lowering {
 
   // Ops and values are referred to by index, never by reference: both
   // vectors grow while a group is lowered.
-  void emit(const Node& n, std::string kind, std::vector<PayloadOperand> ins, uint32_t out,
+  void emit(const Node& n, XnnpackKind kind, std::vector<PayloadOperand> ins, uint32_t out,
             std::vector<int64_t> ints, std::vector<double> floats) {
-    payload_.ops.push_back(PayloadOp{std::move(kind), n.name(), std::move(ins), {out}, std::move(ints), std::move(floats)});
+    payload_.ops.push_back(PayloadOp{std::string(xnnpack_kind_name(kind)), n.name(), std::move(ins), {out}, std::move(ints),
+                                     std::move(floats)});
   }
 
-  void emit(const Node& n, std::string kind, std::vector<PayloadOperand> ins, uint32_t out,
+  void emit(const Node& n, XnnpackKind kind, std::vector<PayloadOperand> ins, uint32_t out,
             xnnpack_params::HostRecord record) {
-    emit(n, std::move(kind), std::move(ins), out, std::move(record.ints), std::move(record.floats));
+    emit(n, kind, std::move(ins), out, std::move(record.ints), std::move(record.floats));
   }
 
   // The op that defines `v`, if a later activation may fold into it.
@@ -422,7 +424,8 @@ class Lowering {
   Status lower(const Node& n);
   Status lower_fc(const Node& n, const Value* x, const Value* w, const Value* b, bool transpose);
   Status lower_conv(const Node& n);
-  Status lower_binary(const Node& n, const char* kind);
+  Status lower_binary(const Node& n, XnnpackKind kind);
+  Status lower_elementwise(const Node& n, XnnpackKind kind);
   Status lower_clamp(const Node& n, double lo, double hi);
   Status lower_pool(const Node& n, bool max);
   Status lower_host(const Node& n, OpTarget op);
@@ -466,7 +469,7 @@ Status Lowering::lower_fc(const Node& n, const Value* x, const Value* w, const V
   }
   const Value* y = n.defined_values()[0];
   const int64_t batch = k ? payload_.values[xi].numel() / k : 0;
-  emit(n, "fully_connected", std::move(ins), define(y, false), xnnpack_params::to_ints(xnnpack_params::FullyConnected{batch, k, out_ch, transpose}),
+  emit(n, XnnpackKind::FullyConnected, std::move(ins), define(y, false), xnnpack_params::to_ints(xnnpack_params::FullyConnected{batch, k, out_ch, transpose}),
        {-kInf, kInf});
   mark_fusable(y);
   return Status::Ok();
@@ -503,12 +506,12 @@ Status Lowering::lower_conv(const Node& n) {
                                       pad[0] + extra.top, pad[1] + extra.left, pad[0] + extra.bottom, pad[1] + extra.right,
                                       dil[0], dil[1], groups, ys[2], ys[3]};
   std::vector<int64_t> ints = xnnpack_params::to_ints(params);
-  emit(n, "conv2d", std::move(ins), define(y, true), std::move(ints), {-kInf, kInf, 0.0});
+  emit(n, XnnpackKind::Conv2d, std::move(ins), define(y, true), std::move(ints), {-kInf, kInf, 0.0});
   mark_fusable(y);
   return Status::Ok();
 }
 
-Status Lowering::lower_binary(const Node& n, const char* kind) {
+Status Lowering::lower_binary(const Node& n, XnnpackKind kind) {
   const Value* a = tensor_input(n, arg::self);
   const Value* b = tensor_input(n, arg::other);
   const auto as = sizes_of(a), bs = sizes_of(b);
@@ -542,7 +545,7 @@ Status Lowering::lower_clamp(const Node& n, double lo, double hi) {
   }
   const bool nhwc = vals_.at(x).nhwc;
   LATHE_ASSIGN_OR_RETURN(uint32_t xi, get(x, nhwc));
-  emit(n, "clamp", {{xi, "self"}}, define(y, nhwc), xnnpack_params::to_ints(xnnpack_params::Elementwise{payload_.values[xi].numel()}), {lo, hi});
+  emit(n, XnnpackKind::Clamp, {{xi, "self"}}, define(y, nhwc), xnnpack_params::to_ints(xnnpack_params::Elementwise{payload_.values[xi].numel()}), {lo, hi});
   return Status::Ok();
 }
 
@@ -561,7 +564,7 @@ Status Lowering::lower_pool(const Node& n, bool max) {
   LATHE_ASSIGN_OR_RETURN(uint32_t xi, get(x, true));
   const xnnpack_params::Pool2d params{xs[0], xs[2],  xs[3], xs[1], k[0],   k[1],   stride[0], stride[1],
                                       pad[0], pad[1], pb,    pr,    dil[0], dil[1], ys[2],     ys[3]};
-  emit(n, max ? "max_pool2d" : "avg_pool2d", {{xi, "self"}}, define(y, true), xnnpack_params::to_ints(params), {-kInf, kInf});
+  emit(n, max ? XnnpackKind::MaxPool : XnnpackKind::AvgPool, {{xi, "self"}}, define(y, true), xnnpack_params::to_ints(params), {-kInf, kInf});
   return Status::Ok();
 }
 
@@ -584,7 +587,7 @@ Status Lowering::lower_batch_norm(const Node& n) {
   const Value* x = tensor_input(n, arg::input);
   const Value* y = n.defined_values()[0];
   auto f = fusable_.find(x);
-  const bool folds = f != fusable_.end() && payload_.ops[f->second].kind == "conv2d" &&
+  const bool folds = f != fusable_.end() && payload_.ops[f->second].kind == xnnpack_kind_name(XnnpackKind::Conv2d) &&
                      payload_.ops[f->second].inputs.size() <= 3 && batch_norm_folds(n, sub_.constness);
   if (folds) {
     const size_t conv = f->second;  // by index: get() may append a layout change to payload_.ops
@@ -608,8 +611,18 @@ Status Lowering::lower_batch_norm(const Node& n) {
   }
   const int64_t N = xs[0], C = xs[1];
   const int64_t spatial = (N != 0 && C != 0) ? PayloadValue{-1, xs}.numel() / (N * C) : 0;
-  emit(n, "channel_affine", std::move(ins), define(y, nhwc),
+  emit(n, XnnpackKind::ChannelAffine, std::move(ins), define(y, nhwc),
        xnnpack_params::to_record(xnnpack_params::ChannelAffine{nhwc, N, C, spatial, *literal_number(n, arg::eps)}));
+  return Status::Ok();
+}
+
+// An elementwise op of xnnpack_ops.def, in x's layout.
+Status Lowering::lower_elementwise(const Node& n, XnnpackKind kind) {
+  const Value* x = tensor_input(n, arg::self);
+  const bool nhwc = vals_.at(x).nhwc;
+  LATHE_ASSIGN_OR_RETURN(uint32_t xi, get(x, nhwc));
+  emit(n, kind, {{xi, "self"}}, define(n.defined_values()[0], nhwc),
+       xnnpack_params::to_ints(xnnpack_params::Elementwise{payload_.values[xi].numel()}), {});
   return Status::Ok();
 }
 
@@ -620,8 +633,8 @@ Status Lowering::lower_silu(const Node& n) {
   LATHE_ASSIGN_OR_RETURN(uint32_t xi, get(x, nhwc));
   const int64_t count = payload_.values[xi].numel();
   const uint32_t sig = payload_.add_value(sizes_of(x));
-  emit(n, "sigmoid", {{xi, "self"}}, sig, xnnpack_params::to_ints(xnnpack_params::Elementwise{count}), {});
-  emit(n, "mul", {{xi, "self"}, {sig, "other"}}, define(n.defined_values()[0], nhwc),
+  emit(n, XnnpackKind::Sigmoid, {{xi, "self"}}, sig, xnnpack_params::to_ints(xnnpack_params::Elementwise{count}), {});
+  emit(n, XnnpackKind::Mul, {{xi, "self"}, {sig, "other"}}, define(n.defined_values()[0], nhwc),
        xnnpack_params::to_ints(xnnpack_params::Binary{{count}, {count}}), {-kInf, kInf});
   return Status::Ok();
 }
@@ -645,7 +658,7 @@ Status Lowering::lower_cat(const Node& n) {
     LATHE_ASSIGN_OR_RETURN(uint32_t id, get(v, nhwc));
     ins.push_back({id, "tensor"});
   }
-  emit(n, "concat", std::move(ins), define(y, nhwc), xnnpack_params::to_record(xnnpack_params::Concat{outer}));
+  emit(n, XnnpackKind::Concat, std::move(ins), define(y, nhwc), xnnpack_params::to_record(xnnpack_params::Concat{outer}));
   return Status::Ok();
 }
 
@@ -668,7 +681,7 @@ Status Lowering::lower_slice(const Node& n) {
   if (start < 0) start += xs[d];
   start = std::clamp<int64_t>(start, 0, xs[d]);
   const int64_t len = sizes_of(y)[d];
-  emit(n, "slice", {{xi, "self"}}, define(y, nhwc),
+  emit(n, XnnpackKind::Slice, {{xi, "self"}}, define(y, nhwc),
        xnnpack_params::to_record(xnnpack_params::Slice{outer, phys[p] * inner, start * inner, len * inner}));
   return Status::Ok();
 }
@@ -695,7 +708,7 @@ Status Lowering::lower_host(const Node& n, OpTarget op) {
     LATHE_ASSIGN_OR_RETURN(uint32_t xi, get(x, nhwc));
     const std::string* approximate = literal_string(n, arg::approximate);
     const bool tanh = approximate && *approximate == "tanh";
-    emit(n, "gelu", {{xi, "self"}}, define(y, nhwc), xnnpack_params::to_record(xnnpack_params::Gelu{tanh}));
+    emit(n, XnnpackKind::Gelu, {{xi, "self"}}, define(y, nhwc), xnnpack_params::to_record(xnnpack_params::Gelu{tanh}));
     return Status::Ok();
   }
   if (op == aten::layer_norm || op == aten::native_layer_norm) {
@@ -704,20 +717,20 @@ Status Lowering::lower_host(const Node& n, OpTarget op) {
     LATHE_RETURN_IF_ERROR(add("bias", "bias"));
     const int64_t k = static_cast<int64_t>(literal_int_list(n, arg::normalized_shape)->size());
     const double eps = n.input(arg::eps) ? *literal_number(n, arg::eps) : 1e-5;  // layer_norm's schema default
-    emit(n, "layer_norm", std::move(ins), define(y, false), xnnpack_params::to_record(xnnpack_params::LayerNorm{k, eps}));
+    emit(n, XnnpackKind::LayerNorm, std::move(ins), define(y, false), xnnpack_params::to_record(xnnpack_params::LayerNorm{k, eps}));
     return Status::Ok();
   }
   if (op == aten::bmm) {
     LATHE_RETURN_IF_ERROR(add("self", "self"));
     LATHE_RETURN_IF_ERROR(add("mat2", "mat2"));
-    emit(n, "bmm", std::move(ins), define(y, false), {}, {});
+    emit(n, XnnpackKind::Bmm, std::move(ins), define(y, false), {}, {});
     return Status::Ok();
   }
   if (op == aten::scaled_dot_product_attention) {
     for (const char* name : {"query", "key", "value", "attn_mask"}) LATHE_RETURN_IF_ERROR(add(name, name));
     const double scale = literal_number(n, arg::scale).value_or(std::numeric_limits<double>::quiet_NaN());
     const bool causal = literal_bool(n, arg::is_causal).value_or(false);
-    emit(n, "sdpa", std::move(ins), define(y, false), xnnpack_params::to_record(xnnpack_params::Sdpa{causal, scale}));
+    emit(n, XnnpackKind::Sdpa, std::move(ins), define(y, false), xnnpack_params::to_record(xnnpack_params::Sdpa{causal, scale}));
     return Status::Ok();
   }
   LATHE_RETURN_IF_ERROR(add("self", "self"));
@@ -725,16 +738,16 @@ Status Lowering::lower_host(const Node& n, OpTarget op) {
     const int64_t rank = static_cast<int64_t>(sizes_of(tensor_input(n, arg::self)).size());
     std::vector<int64_t> dims = *literal_ints(n, arg::dims, static_cast<size_t>(rank), {});
     for (int64_t& d : dims) d = d < 0 ? d + rank : d;  // permute(-1, ...) is allowed
-    emit(n, "permute", std::move(ins), define(y, false), xnnpack_params::to_record(xnnpack_params::Permute{std::move(dims)}));
+    emit(n, XnnpackKind::Permute, std::move(ins), define(y, false), xnnpack_params::to_record(xnnpack_params::Permute{std::move(dims)}));
     return Status::Ok();
   }
   if (op == aten::roll) {
     const auto dims = *literal_int_list(n, arg::dims);
     const auto shifts = *literal_ints(n, arg::shifts, dims.size(), {});
-    emit(n, "roll", std::move(ins), define(y, false), xnnpack_params::to_record(xnnpack_params::Roll{shifts, dims}));
+    emit(n, XnnpackKind::Roll, std::move(ins), define(y, false), xnnpack_params::to_record(xnnpack_params::Roll{shifts, dims}));
     return Status::Ok();
   }
-  emit(n, "reshape", std::move(ins), define(y, false), {}, {});
+  emit(n, XnnpackKind::Reshape, std::move(ins), define(y, false), {}, {});
   return Status::Ok();
 }
 
@@ -780,7 +793,7 @@ Status Lowering::lower_pad(const Node& n) {
   auto phys = [&](std::vector<int64_t> v) {
     return nhwc ? std::vector<int64_t>{v[0], v[2], v[3], v[1]} : v;
   };
-  emit(n, "constant_pad", {{xi, "self"}}, define(y, nhwc), xnnpack_params::to_ints(xnnpack_params::ConstantPad{phys(s), phys(pre), phys(post)}),
+  emit(n, XnnpackKind::ConstantPad, {{xi, "self"}}, define(y, nhwc), xnnpack_params::to_ints(xnnpack_params::ConstantPad{phys(s), phys(pre), phys(post)}),
        {literal_number(n, arg::value).value_or(0.0)});
   return Status::Ok();
 }
@@ -794,22 +807,19 @@ Status Lowering::lower(const Node& n) {
   if (op == aten::addmm) return lower_fc(n, tensor_input(n, arg::mat1), tensor_input(n, arg::mat2), tensor_input(n, arg::self), true);
   if (op == aten::convolution) return lower_conv(n);
   if (ops::is_batch_norm(op)) return lower_batch_norm(n);
-  if (op == aten::add_Tensor) return lower_binary(n, "add");
-  if (op == aten::mul_Tensor) return lower_binary(n, "mul");
+  if (op == aten::add_Tensor) return lower_binary(n, XnnpackKind::Add);
+  if (op == aten::mul_Tensor) return lower_binary(n, XnnpackKind::Mul);
   if (op == aten::relu || op == aten::relu_) return lower_clamp(n, 0, kInf);
   if (op == aten::silu) return lower_silu(n);
   if (op == aten::cat) return lower_cat(n);
   if (op == aten::slice_Tensor) return lower_slice(n);
   if (op == aten::hardtanh) return lower_clamp(n, literal_number(n, arg::min_val).value_or(-1), literal_number(n, arg::max_val).value_or(1));
   if (op == aten::clamp) return lower_clamp(n, literal_number(n, arg::min).value_or(-kInf), literal_number(n, arg::max).value_or(kInf));
-  if (op == aten::hardswish || op == aten::sigmoid || op == aten::hardsigmoid) {
-    const Value* x = tensor_input(n, arg::self);
-    const bool nhwc = vals_.at(x).nhwc;
-    LATHE_ASSIGN_OR_RETURN(uint32_t xi, get(x, nhwc));
-    emit(n, std::string(ops::aten_op_name(op.str())), {{xi, "self"}}, define(n.defined_values()[0], nhwc),
-         xnnpack_params::to_ints(xnnpack_params::Elementwise{payload_.values[xi].numel()}), {});
-    return Status::Ok();
-  }
+#define LATHE_XNNPACK_UNARY(name, payload_name, aten_op, xnn_stem) \
+  if (op == aten::aten_op) return lower_elementwise(n, XnnpackKind::name);
+#define LATHE_XNNPACK_UNARY_LOOP(name, payload_name, aten_op, expression) \
+  if (op == aten::aten_op) return lower_elementwise(n, XnnpackKind::name);
+#include "lathe/backends/xnnpack_ops.def"
   if (op == aten::constant_pad_nd || op == aten::pad) return lower_pad(n);
   if (op == aten::layer_norm || op == aten::native_layer_norm || op == aten::gelu ||
       op == aten::permute || ops::is_reshape(op) || op == aten::roll || op == aten::bmm ||
@@ -822,7 +832,7 @@ Status Lowering::lower(const Node& n) {
     const auto xs = sizes_of(x);
     LATHE_ASSIGN_OR_RETURN(uint32_t xi, get(x, true));
     // [N, C, 1, 1] (or [N, C]) holds the same bytes in either layout.
-    emit(n, "global_avg_pool", {{xi, "self"}}, define(n.defined_values()[0], false),
+    emit(n, XnnpackKind::GlobalAvgPool, {{xi, "self"}}, define(n.defined_values()[0], false),
          xnnpack_params::to_ints(xnnpack_params::GlobalPool{xs[0], xs[2] * xs[3], xs[1]}), {});
     return Status::Ok();
   }
@@ -830,7 +840,7 @@ Status Lowering::lower(const Node& n) {
     const Value* x = tensor_input(n, arg::self);
     LATHE_ASSIGN_OR_RETURN(uint32_t xi, get(x, false));
     const int64_t ch = sizes_of(x).back();
-    emit(n, "softmax", {{xi, "self"}}, define(n.defined_values()[0], false),
+    emit(n, XnnpackKind::Softmax, {{xi, "self"}}, define(n.defined_values()[0], false),
          xnnpack_params::to_ints(xnnpack_params::Softmax{ch ? payload_.values[xi].numel() / ch : 0, ch}), {});
     return Status::Ok();
   }

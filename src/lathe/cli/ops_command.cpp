@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "lathe/backends/backend.h"
+#include "lathe/backends/lower.h"
 #include "lathe/cli/commands.h"
 #include "lathe/runtime/core_aten.h"
 #include "lathe/runtime/kernel_registry.h"
@@ -34,6 +36,34 @@ void print_core_aten(std::ostream& out) {
   }
 }
 
+void print_names(std::ostream& out, const std::vector<std::string>& names) {
+  std::string line = " ";
+  for (const std::string& n : names) {
+    if (line.size() + n.size() + 1 > 100) {
+      out << line << "\n";
+      line = " ";
+    }
+    line += " " + n;
+  }
+  out << line << "\n";
+}
+
+// What each backend's support table has a rule for (the same table its
+// lowering and its decompose keep-list are derived from); a rule still
+// decides per node (constness, shapes, dtypes).
+void print_backend_claims(std::ostream& out) {
+  for (const char* name : {"xnnpack", "vulkan"}) {
+    const Backend* b = find_backend(name);
+    const std::vector<std::string> claimed = b ? b->claimed_ops() : std::vector<std::string>{};
+    if (claimed.empty()) {
+      out << "\n" << name << ": not in this build\n";
+      continue;
+    }
+    out << "\n" << name << " can claim (" << claimed.size() << "; each node still decided by its rule):\n";
+    print_names(out, claimed);
+  }
+}
+
 int list_ops(bool json, std::ostream& out) {
   const std::vector<std::string> ops = portable_kernels().ops();
   if (json) {
@@ -50,17 +80,10 @@ int list_ops(bool json, std::ostream& out) {
   out << ops.size() << " ops with a portable kernel\n";
   for (const auto& [ns, names] : by_namespace) {
     out << "\n" << ns << " (" << names.size() << "):\n";
-    std::string line = " ";
-    for (const std::string& n : names) {
-      if (line.size() + n.size() + 1 > 100) {
-        out << line << "\n";
-        line = " ";
-      }
-      line += " " + n;
-    }
-    out << line << "\n";
+    print_names(out, names);
   }
   print_core_aten(out);
+  print_backend_claims(out);
   return 0;
 }
 

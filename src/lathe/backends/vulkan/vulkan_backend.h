@@ -48,7 +48,7 @@
 //   channel_affine  ints {N, C, inner}   floats {eps, lo, hi}      inputs self, weight, bias, running_mean, running_var
 //   binary          ints {op (0 add 1 sub 2 mul 3 div), b_scalar, rank, out[rank], a[rank], b[rank] unless b_scalar}
 //                   floats {alpha, scalar, lo, hi}                inputs self, [other]
-//   unary           ints {op (unary.comp's numbering)}  floats {lo, hi}   inputs self
+//   unary           ints {op (shaders/unary_ops.def)}  floats {lo, hi}   inputs self
 //   softmax         ints {rows, C}                                 inputs self
 //   layer_norm      ints {rows, D}  floats {eps}                    inputs self, [weight], [bias]
 //   mean            ints {rank, sizes[rank], reduced[rank] (0/1)}   inputs self
@@ -73,6 +73,7 @@ class VulkanBackend : public Backend {
   Status available() const override;
   NodeSupport support(const Node& node, const Constness& constness) const override;
   std::vector<std::string> ops_to_keep() const override;
+  std::vector<std::string> claimed_ops() const override;
   Result<std::vector<std::byte>> preprocess(const DelegateSubgraph& subgraph) const override;
   Result<std::unique_ptr<DelegateHandle>> init(const DelegateInitArgs& args) const override;
 };

@@ -5,10 +5,12 @@
 // that hands init() a runtime weight; malformed payload ops.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "lathe/backends/backend_test_support.h"
 #include "lathe/backends/vulkan/vulkan_backend.h"
+#include "lathe/backends/vulkan/vulkan_ops.h"
 #include "lathe/backends/vulkan/vulkan_test_support.h"
 
 namespace lathe {
@@ -139,6 +141,24 @@ TEST_F(VulkanFixtures, MalformedPayloadOpsAreInitErrors_NEG) {
     ASSERT_FALSE(ex.ok());
     EXPECT_NE(ex.error().message().find(c.says), std::string::npos) << ex.error().message();
   }
+}
+
+// The keep-list is derived from the support table (hand-checked against
+// decompose.cpp's rules); the unary rows of shaders/unary_ops.def are
+// claimed, and every payload kind round-trips through its name.
+TEST(VulkanTables, KeepListClaimsAndKindsComeFromTheTables) {
+  EXPECT_EQ(vulkan_backend().ops_to_keep(),
+            (std::vector<std::string>{"aten.layer_norm.default", "aten.linear.default", "aten.softmax.int"}));
+  const std::vector<std::string> claimed = vulkan_backend().claimed_ops();
+  for (const char* op : {"aten.tanh.default", "aten.silu.default", "aten.hardsigmoid.default", "aten.gelu.default"})
+    EXPECT_NE(std::find(claimed.begin(), claimed.end(), op), claimed.end()) << op;
+  EXPECT_EQ(kVulkanUnaryCount, 8);
+  EXPECT_EQ(static_cast<int64_t>(VulkanUnary::Hardsigmoid), 7);  // stored in lowered archives: never renumbered
+  for (int k = 0; k <= static_cast<int>(VulkanKind::View); ++k) {
+    const auto kind = static_cast<VulkanKind>(k);
+    EXPECT_EQ(vulkan_kind_named(vulkan_kind_name(kind)), kind) << vulkan_kind_name(kind);
+  }
+  EXPECT_FALSE(vulkan_kind_named("fully_connected").has_value());
 }
 
 }  // namespace

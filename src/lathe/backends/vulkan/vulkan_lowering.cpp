@@ -62,11 +62,11 @@ class Lowering {
   uint32_t define(const Value* v) { return ids_[v] = payload_.add_value(sizes_of(v)); }
   // Adds the op; `bounds` is where its output min/max sit in floats when a
   // following relu/clamp may fold into it (-1: none).
-  void emit(const Node& n, std::string kind, std::vector<PayloadOperand> ins, std::vector<int64_t> ints, std::vector<double> floats,
+  void emit(const Node& n, VulkanKind kind, std::vector<PayloadOperand> ins, std::vector<int64_t> ints, std::vector<double> floats,
             int bounds = -1) {
     const Value* y = n.defined_values()[0];
     const uint32_t out = define(y);
-    payload_.ops.push_back(PayloadOp{std::move(kind), n.name(), std::move(ins), {out}, std::move(ints), std::move(floats)});
+    payload_.ops.push_back(PayloadOp{std::string(vulkan_kind_name(kind)), n.name(), std::move(ins), {out}, std::move(ints), std::move(floats)});
     if (bounds >= 0) fusable_[y] = {payload_.ops.size() - 1, bounds};
   }
   Result<PayloadOperand> operand(const Node& n, std::string_view name, const char* role) {
@@ -107,7 +107,7 @@ Status Lowering::lower_linear(const Node& n, const Value* x, const Value* w, con
     LATHE_ASSIGN_OR_RETURN(uint32_t bi, get(b));
     ins.push_back({bi, "bias"});
   }
-  emit(n, "linear", std::move(ins), {K ? numel_of(xs) / K : 0, K, N, transposed ? 1 : 0}, {-kInf, kInf}, 0);
+  emit(n, VulkanKind::Linear, std::move(ins), {K ? numel_of(xs) / K : 0, K, N, transposed ? 1 : 0}, {-kInf, kInf}, 0);
   return Status::Ok();
 }
 
@@ -131,7 +131,7 @@ Status Lowering::lower_conv(const Node& n) {
     LATHE_ASSIGN_OR_RETURN(PayloadOperand bo, operand(n, arg::bias, "bias"));
     ins.push_back(bo);
   }
-  emit(n, "conv2d", std::move(ins),
+  emit(n, VulkanKind::Conv2d, std::move(ins),
        {xs[0], xs[1], xs[2], xs[3], ws[0], ys[2], ys[3], ws[2], ws[3], stride[0], stride[1], pad[0], pad[1], dil[0], dil[1],
         *literal_int_or(n, arg::groups, 1)},
        {-kInf, kInf, 0.0}, 0);
@@ -145,7 +145,7 @@ Status Lowering::lower_batch_norm(const Node& n) {
   const Value* y = n.defined_values()[0];
   const char* roles[4] = {"weight", "bias", "running_mean", "running_var"};
   auto f = fusable_.find(x);
-  if (f != fusable_.end() && payload_.ops[f->second.op].kind == "conv2d" && only_user_is(x, n) && !escapes_.count(x) &&
+  if (f != fusable_.end() && payload_.ops[f->second.op].kind == vulkan_kind_name(VulkanKind::Conv2d) && only_user_is(x, n) && !escapes_.count(x) &&
       payload_.ops[f->second.op].floats[0] == -kInf && payload_.ops[f->second.op].floats[1] == kInf && payload_.ops[f->second.op].inputs.size() <= 3) {
     PayloadOp& conv = payload_.ops[f->second.op];
     for (const char* role : roles) {
@@ -166,7 +166,7 @@ Status Lowering::lower_batch_norm(const Node& n) {
   }
   const auto xs = sizes_of(x);
   const int64_t N = xs[0], C = xs[1], inner = numel_of(xs) / std::max<int64_t>(1, N * C);
-  emit(n, "channel_affine", std::move(ins), {N, C, std::max<int64_t>(inner, 1)}, {*literal_number(n, arg::eps), -kInf, kInf}, 1);
+  emit(n, VulkanKind::ChannelAffine, std::move(ins), {N, C, std::max<int64_t>(inner, 1)}, {*literal_number(n, arg::eps), -kInf, kInf}, 1);
   return Status::Ok();
 }
 
@@ -193,7 +193,7 @@ Status Lowering::lower_binary(const Node& n, VulkanBinary code) {
     ins.push_back({bi, "other"});
   }
   const double alpha = literal_number(n, arg::alpha).value_or(1.0);
-  emit(n, "binary", std::move(ins), std::move(ints), {alpha, b ? 0.0 : *literal_number(n, arg::other), -kInf, kInf}, 2);
+  emit(n, VulkanKind::Binary, std::move(ins), std::move(ints), {alpha, b ? 0.0 : *literal_number(n, arg::other), -kInf, kInf}, 2);
   return Status::Ok();
 }
 
@@ -213,7 +213,7 @@ Status Lowering::lower_unary(const Node& n, VulkanUnary code, double lo, double 
     return Status::Ok();
   }
   LATHE_ASSIGN_OR_RETURN(PayloadOperand xo, operand(n, arg::self, "self"));
-  emit(n, "unary", {xo}, {static_cast<int64_t>(code)}, {lo, hi});
+  emit(n, VulkanKind::Unary, {xo}, {static_cast<int64_t>(code)}, {lo, hi});
   return Status::Ok();
 }
 
@@ -230,7 +230,7 @@ Status Lowering::lower_rowwise(const Node& n) {
   LATHE_ASSIGN_OR_RETURN(uint32_t xi, get(x));
   std::vector<PayloadOperand> ins{{xi, "self"}};
   if (!ln) {
-    emit(n, "softmax", std::move(ins), {rows, cols}, {});
+    emit(n, VulkanKind::Softmax, std::move(ins), {rows, cols}, {});
     return Status::Ok();
   }
   for (const char* role : {"weight", "bias"}) {
@@ -238,7 +238,7 @@ Status Lowering::lower_rowwise(const Node& n) {
     LATHE_ASSIGN_OR_RETURN(PayloadOperand o, operand(n, role, role));
     ins.push_back(o);
   }
-  emit(n, "layer_norm", std::move(ins), {rows, std::max<int64_t>(cols, 1)}, {n.input(arg::eps) ? *literal_number(n, arg::eps) : 1e-5});
+  emit(n, VulkanKind::LayerNorm, std::move(ins), {rows, std::max<int64_t>(cols, 1)}, {n.input(arg::eps) ? *literal_number(n, arg::eps) : 1e-5});
   return Status::Ok();
 }
 
@@ -255,7 +255,7 @@ Status Lowering::lower_mean(const Node& n) {
   ints.insert(ints.end(), xs.begin(), xs.end());
   ints.insert(ints.end(), reduced.begin(), reduced.end());
   LATHE_ASSIGN_OR_RETURN(PayloadOperand xo, operand(n, arg::self, "self"));
-  emit(n, "mean", {xo}, std::move(ints), {});
+  emit(n, VulkanKind::Mean, {xo}, std::move(ints), {});
   return Status::Ok();
 }
 
@@ -268,7 +268,7 @@ Status Lowering::lower_pool(const Node& n, bool max) {
   const int64_t include_pad = max ? 0 : (literal_bool(n, arg::count_include_pad).value_or(true) ? 1 : 0);
   const int64_t divisor = max || is_none_input(n, arg::divisor_override) ? 0 : *literal_int(n, arg::divisor_override);
   LATHE_ASSIGN_OR_RETURN(PayloadOperand xo, operand(n, arg::self, "self"));
-  emit(n, "pool2d", {xo},
+  emit(n, VulkanKind::Pool2d, {xo},
        {max ? 1 : 0, xs[0] * xs[1], xs[2], xs[3], ys[2], ys[3], k[0], k[1], stride[0], stride[1], pad[0], pad[1], dil[0], dil[1],
         include_pad, divisor},
        {});
@@ -285,7 +285,7 @@ Status Lowering::lower_layout(const Node& n) {
       ins.push_back({id, "tensor"});
     }
     const size_t rank = sizes_of(n.defined_values()[0]).size();
-    emit(n, "cat", std::move(ins), {norm_dim(*literal_int_or(n, arg::dim, 0), rank)}, {});
+    emit(n, VulkanKind::Cat, std::move(ins), {norm_dim(*literal_int_or(n, arg::dim, 0), rank)}, {});
     return Status::Ok();
   }
   LATHE_ASSIGN_OR_RETURN(PayloadOperand xo, operand(n, arg::self, "self"));
@@ -293,7 +293,7 @@ Status Lowering::lower_layout(const Node& n) {
   if (op == aten::permute) {
     std::vector<int64_t> dims = *literal_ints(n, arg::dims, xs.size(), {});
     for (int64_t& d : dims) d = norm_dim(d, xs.size());
-    emit(n, "permute", {xo}, std::move(dims), {});
+    emit(n, VulkanKind::Permute, {xo}, std::move(dims), {});
     return Status::Ok();
   }
   if (op == aten::slice_Tensor) {
@@ -301,10 +301,10 @@ Status Lowering::lower_layout(const Node& n) {
     int64_t start = is_none_input(n, arg::start) ? 0 : *literal_int(n, arg::start);
     if (start < 0) start += xs[d];
     start = std::clamp<int64_t>(start, 0, xs[d]);
-    emit(n, "slice", {xo}, {d, start, *literal_int_or(n, arg::step, 1)}, {});
+    emit(n, VulkanKind::Slice, {xo}, {d, start, *literal_int_or(n, arg::step, 1)}, {});
     return Status::Ok();
   }
-  emit(n, "view", {xo}, {}, {});
+  emit(n, VulkanKind::View, {xo}, {}, {});
   return Status::Ok();
 }
 
@@ -327,11 +327,12 @@ Status Lowering::lower(const Node& n) {
     return lower_unary(n, VulkanUnary::Clamp, literal_number(n, arg::min).value_or(-kInf), literal_number(n, arg::max).value_or(kInf));
   if (op == aten::hardtanh)
     return lower_unary(n, VulkanUnary::Clamp, literal_number(n, arg::min_val).value_or(-1), literal_number(n, arg::max_val).value_or(1));
-  if (op == aten::hardswish) return lower_unary(n, VulkanUnary::Hardswish, -kInf, kInf);
-  if (op == aten::sigmoid) return lower_unary(n, VulkanUnary::Sigmoid, -kInf, kInf);
-  if (op == aten::tanh) return lower_unary(n, VulkanUnary::Tanh, -kInf, kInf);
-  if (op == aten::silu) return lower_unary(n, VulkanUnary::Silu, -kInf, kInf);
-  if (op == aten::hardsigmoid) return lower_unary(n, VulkanUnary::Hardsigmoid, -kInf, kInf);
+#define LATHE_VULKAN_UNARY_CODE(name, code, expression)
+#define LATHE_VULKAN_UNARY(name, code, aten_op, expression) \
+  if (op == aten::aten_op) return lower_unary(n, VulkanUnary::name, -kInf, kInf);
+#include "lathe/backends/vulkan/shaders/unary_ops.def"
+#undef LATHE_VULKAN_UNARY
+#undef LATHE_VULKAN_UNARY_CODE
   if (op == aten::gelu) {
     const Argument* a = n.input(arg::approximate);
     const bool tanh = a && a->get_if<std::string>() && *a->get_if<std::string>() == "tanh";

@@ -102,6 +102,7 @@ class Planner {
               const std::vector<int64_t>& sout, int64_t in_off, int64_t out_off);
 
   const PayloadOp& op_;
+  VulkanKind kind_ = VulkanKind::View;  // op_.kind, parsed by run()
   const std::vector<PayloadValue>& values_;
   const VulkanPrepackReader& read_;
   VulkanOpPlan plan_;
@@ -110,17 +111,24 @@ class Planner {
 Result<VulkanOpPlan> Planner::run() {
   if (op_.outputs.size() != 1 || op_.inputs.empty()) return malformed("operand counts");
   Status s = Status::Ok();
-  const std::string& k = op_.kind;
-  if (k == "linear") s = linear();
-  else if (k == "conv2d") s = conv2d();
-  else if (k == "channel_affine") s = channel_affine();
-  else if (k == "binary") s = binary();
-  else if (k == "unary") s = unary();
-  else if (k == "softmax" || k == "layer_norm") s = rowwise();
-  else if (k == "mean") s = mean();
-  else if (k == "pool2d") s = pool2d();
-  else if (k == "permute" || k == "cat" || k == "slice" || k == "view") s = copy_ops();
-  else return Error("unknown op kind '" + k + "'");
+  const std::optional<VulkanKind> kind = vulkan_kind_named(op_.kind);
+  if (!kind) return Error("unknown op kind '" + op_.kind + "'");
+  kind_ = *kind;
+  switch (kind_) {
+    case VulkanKind::Linear: s = linear(); break;
+    case VulkanKind::Conv2d: s = conv2d(); break;
+    case VulkanKind::ChannelAffine: s = channel_affine(); break;
+    case VulkanKind::Binary: s = binary(); break;
+    case VulkanKind::Unary: s = unary(); break;
+    case VulkanKind::Softmax:
+    case VulkanKind::LayerNorm: s = rowwise(); break;
+    case VulkanKind::Mean: s = mean(); break;
+    case VulkanKind::Pool2d: s = pool2d(); break;
+    case VulkanKind::Permute:
+    case VulkanKind::Cat:
+    case VulkanKind::Slice:
+    case VulkanKind::View: s = copy_ops(); break;
+  }
   if (!s.ok()) return s.error();
   return std::move(plan_);
 }
@@ -245,7 +253,7 @@ Status Planner::binary() {
 
 Status Planner::unary() {
   if (op_.ints.size() != 1 || op_.floats.size() != 2 || op_.inputs.size() != 1) return malformed("parameters");
-  if (op_.ints[0] < 0 || op_.ints[0] > static_cast<int64_t>(VulkanUnary::Hardsigmoid)) return malformed("unknown activation");
+  if (op_.ints[0] < 0 || op_.ints[0] >= kVulkanUnaryCount) return malformed("unknown activation");
   if (in_numel(0) != out_numel()) return malformed("shapes");
   Push p;
   p.u(op_.ints[0]).u(out_numel()).f(op_.floats[0]).f(op_.floats[1]);
@@ -255,7 +263,7 @@ Status Planner::unary() {
 
 // softmax and layer_norm: a workgroup per row of the last `cols` elements.
 Status Planner::rowwise() {
-  const bool ln = op_.kind == "layer_norm";
+  const bool ln = kind_ == VulkanKind::LayerNorm;
   if (op_.ints.size() != 2 || op_.floats.size() != (ln ? 1u : 0u)) return malformed("parameters");
   const int64_t rows = op_.ints[0], cols = op_.ints[1];
   if (rows < 0 || cols < 1 || in_numel(0) != rows * cols || out_numel() != rows * cols) return malformed("shapes");
@@ -329,14 +337,13 @@ Status Planner::copy(uint32_t from, uint32_t to, const std::vector<int64_t>& siz
 
 Status Planner::copy_ops() {
   const std::vector<int64_t>& os = values_[out()].sizes;
-  const std::string& k = op_.kind;
-  if (k == "view") {
+  if (kind_ == VulkanKind::View) {
     if (op_.inputs.size() != 1 || in_numel(0) != out_numel()) return malformed("shapes");
     plan_.alias = in(0);
     return Status::Ok();
   }
   const int64_t rank = static_cast<int64_t>(os.size());
-  if (k == "permute") {
+  if (kind_ == VulkanKind::Permute) {
     const std::vector<int64_t>& is = in_sizes(0);
     if (op_.inputs.size() != 1 || static_cast<int64_t>(op_.ints.size()) != rank || is.size() != os.size()) return malformed("dims");
     std::vector<int64_t> sin(rank), st = strides_of(is), seen(rank, 0);
@@ -349,7 +356,7 @@ Status Planner::copy_ops() {
   }
   if (op_.ints.empty() || op_.ints[0] < 0 || op_.ints[0] >= std::max<int64_t>(rank, 1)) return malformed("dim");
   const int64_t dim = op_.ints[0];
-  if (k == "slice") {
+  if (kind_ == VulkanKind::Slice) {
     if (op_.ints.size() != 3 || op_.inputs.size() != 1) return malformed("parameters");
     const std::vector<int64_t>& is = in_sizes(0);
     const int64_t start = op_.ints[1], step = op_.ints[2];
@@ -381,10 +388,27 @@ Status Planner::copy_ops() {
 
 }  // namespace
 
-bool vulkan_prepacked_role(std::string_view kind, std::string_view role) {
-  if (kind == "linear") return role == "weight" || role == "bias";
-  if (kind == "conv2d") return role == "weight" || role == "bias" || role.starts_with("bn_");
-  if (kind == "channel_affine") return role != "self";
+std::string_view vulkan_kind_name(VulkanKind kind) {
+  static constexpr std::string_view kNames[] = {
+#define LATHE_VULKAN_OP(name, payload_name) payload_name,
+#include "lathe/backends/vulkan/vulkan_ops.def"
+#undef LATHE_VULKAN_OP
+  };
+  return kNames[static_cast<size_t>(kind)];
+}
+
+std::optional<VulkanKind> vulkan_kind_named(std::string_view name) {
+#define LATHE_VULKAN_OP(kind_name, payload_name) \
+  if (name == payload_name) return VulkanKind::kind_name;
+#include "lathe/backends/vulkan/vulkan_ops.def"
+#undef LATHE_VULKAN_OP
+  return std::nullopt;
+}
+
+bool vulkan_prepacked_role(VulkanKind kind, std::string_view role) {
+  if (kind == VulkanKind::Linear) return role == "weight" || role == "bias";
+  if (kind == VulkanKind::Conv2d) return role == "weight" || role == "bias" || role.starts_with("bn_");
+  if (kind == VulkanKind::ChannelAffine) return role != "self";
   return false;
 }
 

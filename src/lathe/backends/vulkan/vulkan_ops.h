@@ -41,11 +41,35 @@ struct VulkanOpPlan {
 // Reads a prepacked operand's floats (its constness already checked).
 using VulkanPrepackReader = std::function<Result<std::vector<float>>(uint32_t value, int64_t numel, std::string_view role)>;
 
-// Operands the backend prepacks at init: they must be compile-time constants.
-bool vulkan_prepacked_role(std::string_view kind, std::string_view role);
+// The payload's op kinds (vulkan_ops.def), shared by the lowering and the planner.
+enum class VulkanKind : uint8_t {
+#define LATHE_VULKAN_OP(name, payload_name) name,
+#include "lathe/backends/vulkan/vulkan_ops.def"
+#undef LATHE_VULKAN_OP
+};
+// The name a payload record stores ("linear"), and back (nullopt: unknown).
+std::string_view vulkan_kind_name(VulkanKind kind);
+std::optional<VulkanKind> vulkan_kind_named(std::string_view name);
 
-// Elementwise op codes of unary.comp.
-enum class VulkanUnary : int64_t { Clamp, Hardswish, Sigmoid, Tanh, Gelu, GeluTanh, Silu, Hardsigmoid };
+// Operands the backend prepacks at init: they must be compile-time constants.
+bool vulkan_prepacked_role(VulkanKind kind, std::string_view role);
+
+// Elementwise op codes of unary.comp: the rows of shaders/unary_ops.def.
+enum class VulkanUnary : int64_t {
+#define LATHE_VULKAN_UNARY_CODE(name, code, expression) name = code,
+#define LATHE_VULKAN_UNARY(name, code, aten_op, expression) name = code,
+#include "lathe/backends/vulkan/shaders/unary_ops.def"
+#undef LATHE_VULKAN_UNARY
+#undef LATHE_VULKAN_UNARY_CODE
+};
+// How many rows unary_ops.def has (codes are 0 .. count - 1).
+inline constexpr int64_t kVulkanUnaryCount = 0
+#define LATHE_VULKAN_UNARY_CODE(name, code, expression) +1
+#define LATHE_VULKAN_UNARY(name, code, aten_op, expression) +1
+#include "lathe/backends/vulkan/shaders/unary_ops.def"
+#undef LATHE_VULKAN_UNARY
+#undef LATHE_VULKAN_UNARY_CODE
+    ;
 // Op codes of binary.comp.
 enum class VulkanBinary : int64_t { Add, Sub, Mul, Div };
 inline constexpr size_t kVulkanMaxRank = 6;

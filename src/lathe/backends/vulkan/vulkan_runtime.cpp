@@ -118,7 +118,8 @@ Status VulkanHandle::check(const DelegateInitArgs& args) {
   }
   for (const PayloadOp& op : payload_.ops) {
     for (const PayloadOperand& o : op.inputs) {
-      if (!vulkan_prepacked_role(op.kind, o.role)) continue;
+      const std::optional<VulkanKind> kind = vulkan_kind_named(op.kind);
+      if (!kind || !vulkan_prepacked_role(*kind, o.role)) continue;  // an unknown kind fails in plan_vulkan_op
       LATHE_RETURN_IF_ERROR(check_prepacked_operand(args, payload_, o, "vulkan", op.kind + " '" + op.node + "'", "the Vulkan backend"));
     }
   }

@@ -214,10 +214,12 @@ const support_rules::Rules& rules() {
     r[aten::native_batch_norm] = r[aten::batch_norm] = r[aten::_native_batch_norm_legit_no_training] =
         with_constness(batch_norm_support);
     r[aten::add_Tensor] = r[aten::sub_Tensor] = r[aten::mul_Tensor] = r[aten::div_Tensor] = plain(binary_support);
-    for (OpTarget op : {aten::relu, aten::clamp, aten::hardtanh, aten::hardswish, aten::sigmoid, aten::tanh, aten::gelu,
-                        aten::silu, aten::hardsigmoid}) {
-      r[op] = activation_support;
-    }
+    for (OpTarget op : {aten::relu, aten::clamp, aten::hardtanh, aten::gelu}) r[op] = activation_support;
+#define LATHE_VULKAN_UNARY_CODE(name, code, expression)
+#define LATHE_VULKAN_UNARY(name, code, aten_op, expression) r[aten::aten_op] = activation_support;
+#include "lathe/backends/vulkan/shaders/unary_ops.def"
+#undef LATHE_VULKAN_UNARY
+#undef LATHE_VULKAN_UNARY_CODE
     r[aten::_softmax] = r[aten::softmax_int] = r[aten::layer_norm] = r[aten::native_layer_norm] = plain(reduce_support);
     r[aten::mean_dim] = r[aten::adaptive_avg_pool2d] = plain(reduce_support);
     r[aten::max_pool2d_with_indices] = r[aten::max_pool2d] = r[aten::avg_pool2d] = plain(pool_support);
@@ -233,10 +235,9 @@ const support_rules::Rules& rules() {
 
 }  // namespace
 
-std::vector<std::string> VulkanBackend::ops_to_keep() const {
-  return support_rules::op_names({aten::linear, aten::layer_norm, aten::hardswish, aten::hardsigmoid, aten::hardtanh, aten::_softmax,
-                                  aten::softmax_int, aten::max_pool2d_with_indices, aten::avg_pool2d, aten::gelu, aten::silu});
-}
+std::vector<std::string> VulkanBackend::ops_to_keep() const { return support_rules::ops_decompose_would_split(rules()); }
+
+std::vector<std::string> VulkanBackend::claimed_ops() const { return support_rules::claimed_op_names(rules()); }
 
 NodeSupport VulkanBackend::support(const Node& n, const Constness& c) const {
   return support_rules::decide(rules(), *this, n, c, "no Vulkan shader for");

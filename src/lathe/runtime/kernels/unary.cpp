@@ -13,15 +13,15 @@ namespace lathe::kernels {
 
 namespace {
 
-bool keeps_dtype(UnaryOp op) {
+enum class UnaryResult { Same, Bool, Float };
+
+UnaryResult result_kind(UnaryOp op) {
   switch (op) {
-    case UnaryOp::Neg: case UnaryOp::Abs: case UnaryOp::Relu: case UnaryOp::Sign: case UnaryOp::Floor:
-    case UnaryOp::Ceil: case UnaryOp::Round: case UnaryOp::Trunc: case UnaryOp::BitwiseNot:
-    case UnaryOp::LeakyRelu: case UnaryOp::Hardtanh: case UnaryOp::Relu6:
-      return true;
-    default:
-      return false;
+#define LATHE_UNARY_OP(name, aten_name, result) case UnaryOp::name: return UnaryResult::result;
+#define LATHE_UNARY_VARIANT(name, result) case UnaryOp::name: return UnaryResult::result;
+#include "lathe/runtime/kernels/unary_ops.def"
   }
+  return UnaryResult::Float;
 }
 
 template <typename T, typename O, typename F>
@@ -297,8 +297,9 @@ Status classify_out(UnaryOp op, const Tensor& in, Tensor& out) {
 }  // namespace
 
 DType unary_result_dtype(UnaryOp op, DType dtype) {
-  if (op == UnaryOp::LogicalNot || is_classification(op)) return DType::Bool;
-  if (keeps_dtype(op)) return dtype;
+  const UnaryResult r = result_kind(op);
+  if (r == UnaryResult::Bool) return DType::Bool;
+  if (r == UnaryResult::Same) return dtype;
   return is_integral(dtype, true) ? DType::Float32 : dtype;
 }
 
@@ -314,7 +315,7 @@ Status unary_out(UnaryOp op, const Tensor& in_raw, Tensor& out, const UnaryParam
     });
   }
   if (is_classification(op)) return classify_out(op, in_raw, out);
-  if (keeps_dtype(op)) {
+  if (result_kind(op) == UnaryResult::Same) {
     return dispatch<Types::All>(rd, "unary op",
                     [&](auto tag) { return same_dtype_op<decltype(tag)>(op, in_raw, out, params); });
   }
@@ -423,54 +424,8 @@ Status clamp_tensor_kernel(KernelCall& c) {
 }  // namespace
 
 void register_unary_kernels(KernelRegistry& r) {
-  register_overloads(r, "neg", {"default"}, unary_kernel<UnaryOp::Neg>);
-  register_overloads(r, "abs", {"default"}, unary_kernel<UnaryOp::Abs>);
-  register_overloads(r, "relu", {"default"}, unary_kernel<UnaryOp::Relu>);
-  register_overloads(r, "sign", {"default"}, unary_kernel<UnaryOp::Sign>);
-  register_overloads(r, "floor", {"default"}, unary_kernel<UnaryOp::Floor>);
-  register_overloads(r, "ceil", {"default"}, unary_kernel<UnaryOp::Ceil>);
-  register_overloads(r, "round", {"default"}, unary_kernel<UnaryOp::Round>);
-  register_overloads(r, "trunc", {"default"}, unary_kernel<UnaryOp::Trunc>);
-  register_overloads(r, "logical_not", {"default"}, unary_kernel<UnaryOp::LogicalNot>);
-  register_overloads(r, "bitwise_not", {"default"}, unary_kernel<UnaryOp::BitwiseNot>);
-  register_overloads(r, "leaky_relu", {"default"}, unary_kernel<UnaryOp::LeakyRelu>);
-  register_overloads(r, "hardtanh", {"default"}, unary_kernel<UnaryOp::Hardtanh>);
-  register_overloads(r, "exp", {"default"}, unary_kernel<UnaryOp::Exp>);
-  register_overloads(r, "log", {"default"}, unary_kernel<UnaryOp::Log>);
-  register_overloads(r, "log2", {"default"}, unary_kernel<UnaryOp::Log2>);
-  register_overloads(r, "log1p", {"default"}, unary_kernel<UnaryOp::Log1p>);
-  register_overloads(r, "expm1", {"default"}, unary_kernel<UnaryOp::Expm1>);
-  register_overloads(r, "sqrt", {"default"}, unary_kernel<UnaryOp::Sqrt>);
-  register_overloads(r, "rsqrt", {"default"}, unary_kernel<UnaryOp::Rsqrt>);
-  register_overloads(r, "reciprocal", {"default"}, unary_kernel<UnaryOp::Reciprocal>);
-  register_overloads(r, "sin", {"default"}, unary_kernel<UnaryOp::Sin>);
-  register_overloads(r, "cos", {"default"}, unary_kernel<UnaryOp::Cos>);
-  register_overloads(r, "erf", {"default"}, unary_kernel<UnaryOp::Erf>);
-  register_overloads(r, "sigmoid", {"default"}, unary_kernel<UnaryOp::Sigmoid>);
-  register_overloads(r, "tanh", {"default"}, unary_kernel<UnaryOp::Tanh>);
-  register_overloads(r, "silu", {"default"}, unary_kernel<UnaryOp::Silu>);
-  register_overloads(r, "gelu", {"default"}, unary_kernel<UnaryOp::Gelu>);
-  register_overloads(r, "hardswish", {"default"}, unary_kernel<UnaryOp::Hardswish>);
-  register_overloads(r, "hardsigmoid", {"default"}, unary_kernel<UnaryOp::Hardsigmoid>);
-  register_overloads(r, "elu", {"default"}, unary_kernel<UnaryOp::Elu>);
-  register_overloads(r, "softplus", {"default"}, unary_kernel<UnaryOp::Softplus>);
-  register_overloads(r, "mish", {"default"}, unary_kernel<UnaryOp::Mish>);
-  register_overloads(r, "relu6", {"default"}, unary_kernel<UnaryOp::Relu6>);
-  register_overloads(r, "isnan", {"default"}, unary_kernel<UnaryOp::IsNan>);
-  register_overloads(r, "isinf", {"default"}, unary_kernel<UnaryOp::IsInf>);
-  register_overloads(r, "isfinite", {"default"}, unary_kernel<UnaryOp::IsFinite>);
-  register_overloads(r, "tan", {"default"}, unary_kernel<UnaryOp::Tan>);
-  register_overloads(r, "asin", {"default"}, unary_kernel<UnaryOp::Asin>);
-  register_overloads(r, "acos", {"default"}, unary_kernel<UnaryOp::Acos>);
-  register_overloads(r, "atan", {"default"}, unary_kernel<UnaryOp::Atan>);
-  register_overloads(r, "sinh", {"default"}, unary_kernel<UnaryOp::Sinh>);
-  register_overloads(r, "cosh", {"default"}, unary_kernel<UnaryOp::Cosh>);
-  register_overloads(r, "asinh", {"default"}, unary_kernel<UnaryOp::Asinh>);
-  register_overloads(r, "acosh", {"default"}, unary_kernel<UnaryOp::Acosh>);
-  register_overloads(r, "atanh", {"default"}, unary_kernel<UnaryOp::Atanh>);
-  register_overloads(r, "log10", {"default"}, unary_kernel<UnaryOp::Log10>);
-  register_overloads(r, "exp2", {"default"}, unary_kernel<UnaryOp::Exp2>);
-  register_overloads(r, "erfinv", {"default"}, unary_kernel<UnaryOp::Erfinv>);
+#define LATHE_UNARY_OP(name, aten_name, result) register_overloads(r, aten_name, {"default"}, unary_kernel<UnaryOp::name>);
+#include "lathe/runtime/kernels/unary_ops.def"
   register_overloads(r, "clamp", {"default"}, clamp_kernel);
   register_overloads(r, "clamp_min", {"default"}, clamp_kernel);
   register_overloads(r, "clamp_max", {"default"}, clamp_kernel);

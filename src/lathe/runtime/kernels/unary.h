@@ -7,15 +7,11 @@
 
 namespace lathe::kernels {
 
+// The rows of unary_ops.def.
 enum class UnaryOp {
-  // keep the input dtype
-  Neg, Abs, Relu, Sign, Floor, Ceil, Round, Trunc, LogicalNot, BitwiseNot, LeakyRelu, Hardtanh, Relu6,
-  // bool results (integers are never nan or inf)
-  IsNan, IsInf, IsFinite,
-  // floating results (integer inputs compute in float32)
-  Exp, Log, Log2, Log1p, Expm1, Sqrt, Rsqrt, Reciprocal, Sin, Cos, Erf, Sigmoid, Tanh, Silu, Gelu, GeluTanh,
-  Hardswish, Hardsigmoid, Elu, Softplus, Mish,
-  Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Log10, Exp2, Erfinv,
+#define LATHE_UNARY_OP(name, aten_name, result) name,
+#define LATHE_UNARY_VARIANT(name, result) name,
+#include "lathe/runtime/kernels/unary_ops.def"
 };
 
 struct UnaryParams {

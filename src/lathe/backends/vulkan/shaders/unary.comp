@@ -1,8 +1,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// Elementwise activations, chosen by `op`:
-//   0 clamp(lo, hi) (relu, relu6, hardtanh, clamp)   1 hardswish   2 sigmoid
-//   3 tanh   4 gelu (erf)   5 gelu (tanh approximation)   6 silu   7 hardsigmoid
+// Elementwise activations, chosen by `op`: the codes and expressions are the
+// rows of unary_ops.def (shared with the C++ side).
 #include "common.glsl"
 layout(set = 0, binding = 0) readonly buffer X { float x[]; };
 layout(set = 0, binding = 3) writeonly buffer Y { float y[]; };
@@ -29,15 +28,12 @@ float sigmoid(float v) { return 1.0 / (1.0 + exp(-v)); }
 void main() {
   FOR_EACH(i, p.total) {
     const float v = x[i];
-    float r;
-    if (p.op == 0u) r = min(max(v, p.lo), p.hi);
-    else if (p.op == 1u) r = v * clamp(v + 3.0, 0.0, 6.0) / 6.0;
-    else if (p.op == 2u) r = sigmoid(v);
-    else if (p.op == 3u) r = tanh_safe(v);
-    else if (p.op == 4u) r = 0.5 * v * (1.0 + erf_approx(v * 0.70710678118654752));
-    else if (p.op == 5u) r = 0.5 * v * (1.0 + tanh_safe(0.79788456080286536 * (v + 0.044715 * v * v * v)));
-    else if (p.op == 6u) r = v * sigmoid(v);
-    else r = clamp(v / 6.0 + 0.5, 0.0, 1.0);
+    float r = v;  // init() refuses codes outside the table
+#define LATHE_VULKAN_UNARY_CODE(name, code, expression) if (p.op == uint(code)) r = expression;
+#define LATHE_VULKAN_UNARY(name, code, aten_op, expression) LATHE_VULKAN_UNARY_CODE(name, code, expression)
+#include "unary_ops.def"
+#undef LATHE_VULKAN_UNARY
+#undef LATHE_VULKAN_UNARY_CODE
     y[i] = r;
   }
 }
