@@ -18,6 +18,7 @@
 // and must not be transformed or lowered while it exists.
 #pragma once
 
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -68,10 +69,29 @@ std::string inspect_json(const Program& program);
 
 // ---- transform ----------------------------------------------------------------------------
 
+// One step of a transform pipeline: a built-in pass by name ("default"
+// stands for the default pipeline), or a pass of the caller's own. A
+// caller's pass mutates only through the Rewriter it builds over the
+// program it is handed, and the method is verified after it runs: a pass
+// that leaves it invalid fails the transform, naming the pass.
+struct PassStep {
+  std::string name;            // a built-in pass, when `pass` is null
+  std::shared_ptr<Pass> pass;  // the caller's own pass object
+  PassStep(std::string n) : name(std::move(n)) {}                      // NOLINT(implicit)
+  PassStep(const char* n) : name(n) {}                                 // NOLINT(implicit)
+  template <class P>
+    requires std::derived_from<P, Pass>
+  PassStep(std::shared_ptr<P> p) : pass(std::move(p)) {}  // NOLINT(implicit)
+};
+
 struct TransformOptions {
   // Comma-separated pass names, in order; "default" stands for the default
   // pipeline. Empty: what `lathe transform` runs without --passes.
   std::string passes;
+  // The pipeline as steps, names and pass objects mixed in one order
+  // ({"decompose", std::make_shared<MyPass>(), "default"}). When not empty
+  // it is what runs, and `passes` is ignored.
+  std::vector<PassStep> pipeline;
   // Ops the decompose pass leaves whole ("aten.linear.default").
   std::vector<std::string> keep;
   // Only this method (the others are left unchanged); empty: every method.

@@ -17,15 +17,81 @@ class Explanation:
     @property
     def message(self) -> str: ...
 
+class Value:
+    """A value of a graph: a tensor, a symbolic scalar, a token. Equal to every other lookup of itself."""
+    @property
+    def name(self) -> str: ...
+    @property
+    def kind(self) -> str: ...  # "tensor", "sym_int", ...
+    @property
+    def producer(self) -> Node | None: ...  # None for a graph input
+    @property
+    def users(self) -> list[Node]: ...
+    @property
+    def dtype(self) -> str | None: ...  # "float32"; None for non-tensors
+    @property
+    def shape(self) -> list[int | str] | None: ...  # symbolic sizes as their expressions
+
+class Node:
+    """A call in a graph. Equal to every other lookup of itself."""
+    @property
+    def name(self) -> str: ...
+    @property
+    def target(self) -> str: ...  # "aten.mul.Tensor"
+    @property
+    def args(self) -> list[Any]: ...  # positional arguments: Values and Python literals
+    @property
+    def kwargs(self) -> dict[str, Any]: ...  # keyword-only arguments
+    @property
+    def arguments(self) -> dict[str, Any]: ...  # every argument by its schema name
+    @property
+    def outputs(self) -> list[Value]: ...
+    @property
+    def meta(self) -> dict[str, str]: ...  # stack_trace, nn_module_stack, ...
+
+class Graph:
+    """A read-only view of one method's graph."""
+    @property
+    def nodes(self) -> list[Node]: ...
+    @property
+    def inputs(self) -> list[Value]: ...
+    @property
+    def outputs(self) -> list[Any]: ...
+    @property
+    def signature(self) -> dict[str, list[tuple[str, Any, str]]]: ...
+    def __len__(self) -> int: ...
+
+class Rewriter:
+    """The only way a Pass changes a method; valid while the pass runs."""
+    @property
+    def graph(self) -> Graph: ...
+    def create_call(
+        self, target: str, args: Sequence[Any], kwargs: dict[str, Any] | None = None,
+        like: Value | None = None, before: Node | None = None,
+    ) -> Value: ...
+    def replace_node(self, node: Node, target: str, args: Sequence[Any], kwargs: dict[str, Any] | None = None) -> Value: ...
+    def replace_all_uses(self, old: Value, new: Value) -> None: ...
+    def erase(self, node: Node) -> None: ...
+    def constness(self, value: Value) -> str: ...  # "parameter", "buffer", "mutable buffer", "lifted constant", "user input", "computed"
+    def is_constant(self, value: Value) -> tuple[bool, str]: ...  # a compile-time constant weight, and what it is or why not
+    def explain(self, node: Node, rewritten: bool, message: str) -> None: ...
+
+class Pass:
+    """Subclass with a `name` and `run(self, rw) -> bool`; see lathe.Pass."""
+    name: str
+    description: str
+    def run(self, rw: Rewriter) -> bool: ...
+
 class Program:
     """A loaded .pt2: named methods. Immutable: transform and lower return new programs."""
     @property
     def methods(self) -> list[str]: ...
     def inspect(self) -> dict[str, Any]:
         """What `lathe inspect --json` prints."""
+    def graph(self, method: str | None = None) -> Graph: ...
     def transform(
         self,
-        passes: str = "default",
+        passes: str | Sequence[str | Pass] = "default",
         keep: Sequence[str] = (),
         method: str | None = None,
         verify: bool = False,

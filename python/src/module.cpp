@@ -11,8 +11,10 @@
 #include <mutex>
 
 #include "errors.h"
+#include "graph_view.h"
 #include "lathe/lathe.h"
 #include "tensors.h"
+#include "user_pass.h"
 
 namespace lathe::python {
 
@@ -46,14 +48,39 @@ class PyProgram {
     return p.clone();
   }
 
-  py::tuple transform(const std::string& passes, const std::vector<std::string>& keep,
+  // A read-only view of one method's graph, readable until close();
+  // `self` is the Python object, which the views keep alive.
+  PyGraph graph(const py::object& self, const std::optional<std::string>& method) {
+    const Method* m = take(select_method(program(), method.value_or("")));
+    auto session = std::make_shared<ViewSession>();
+    session->owner = self;
+    session->graph = &const_cast<Graph&>(m->program->graph());  // views never mutate
+    session->program = const_cast<ExportedProgram*>(m->program.get());
+    views_.push_back(session);
+    return PyGraph{session};
+  }
+
+  // `passes`: a comma-separated list of built-in names, or a list mixing
+  // names and lathe.Pass objects, in the order they run.
+  py::tuple transform(const py::object& passes, const std::vector<std::string>& keep,
                       const std::optional<std::string>& method, bool verify) const {
-    Program copy = clone();
     TransformOptions o;
-    o.passes = passes;
+    if (py::isinstance<py::str>(passes)) {
+      o.passes = passes.cast<std::string>();
+    } else {
+      for (const py::handle step : passes) {
+        if (py::isinstance<py::str>(step)) o.pipeline.emplace_back(step.cast<std::string>());
+        else o.pipeline.emplace_back(python_pass(py::reinterpret_borrow<py::object>(step)));
+      }
+      if (o.pipeline.empty()) throw LatheError("transform: the pass list is empty");
+    }
+    Program copy = clone();
     o.keep = keep;
     o.method = method.value_or("");
+    // verify: the method is verified after every pass, and run before and
+    // after it on the same inputs (outputs must agree), user passes included.
     o.verify_each = verify;
+    o.check_outputs = verify;
     TransformReport report;
     {
       py::gil_scoped_release nogil;
@@ -114,6 +141,9 @@ class PyProgram {
 
   void close() {
     runners_.clear();
+    for (const auto& weak : views_) {
+      if (auto s = weak.lock()) s->close("the program is closed");
+    }
     program_.reset();
   }
 
@@ -140,6 +170,7 @@ class PyProgram {
   std::unique_ptr<Program> program_;
   bool verified_ = false;
   std::map<std::string, std::unique_ptr<Slot>> runners_;
+  std::vector<std::weak_ptr<ViewSession>> views_;  // closed with the program
 };
 
 PyProgram load_any(const py::object& source) {
@@ -161,6 +192,8 @@ PyProgram load_any(const py::object& source) {
 PYBIND11_MODULE(_lathe, m) {
   m.doc() = "Lathe: load, transform, lower, run and save torch.export programs (.pt2)";
   py::register_exception<LatheError>(m, "Error");
+  bind_graph_view(m);
+  bind_rewriter(m);
 
   py::class_<ExplainRecord>(m, "Explanation")
       .def_readonly("method", &ExplainRecord::method)
@@ -174,6 +207,9 @@ PYBIND11_MODULE(_lathe, m) {
   py::class_<PyProgram>(m, "Program")
       .def_property_readonly("methods", &PyProgram::methods)
       .def("inspect", &PyProgram::inspect)
+      .def("graph", [](py::object self, const std::optional<std::string>& method) {
+             return self.cast<PyProgram&>().graph(self, method);
+           }, py::arg("method") = py::none())
       .def("transform", &PyProgram::transform, py::arg("passes") = "default", py::arg("keep") = std::vector<std::string>{},
            py::arg("method") = py::none(), py::arg("verify") = false)
       .def("lower", &PyProgram::lower, py::arg("backend") = "xnnpack", py::arg("method") = py::none())

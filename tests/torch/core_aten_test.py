@@ -1,7 +1,8 @@
 """Core ATen coverage: every forward, functional overload torch 2.13 tags
 ``torch.Tag.core`` has a portable kernel, except the short list of gaps
 src/lathe/runtime/core_aten.cpp gives with a reason each (and the README
-shows).
+shows). And src/lathe/ir/aten_schemas.inc, every overload's argument names
+and kinds, is what this torch declares.
 
     LATHE_BINARY=build/lathe LATHE_SOURCE_DIR=. .venv/bin/python tests/torch/core_aten_test.py
 """
@@ -32,6 +33,13 @@ class CoreAten(unittest.TestCase):
         with open(os.path.join(SRC, "src", "lathe", "runtime", "core_aten_ops.inc")) as f:
             have = re.findall(r'^"([^"]+)",$', f.read(), re.M)
         self.assertEqual(have, want, "src/lathe/runtime/core_aten_ops.inc: run tools/make_core_aten_list.py")
+
+    def test_lathes_schemas_are_torchs(self):
+        # A torch upgrade that changes an argument's name or kind must fail here,
+        # not in PyTorch's deserializer reading a node Lathe named.
+        r = subprocess.run([sys.executable, os.path.join(SRC, "tools", "make_aten_schemas.py"), "--check"],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
     def test_every_core_op_has_a_kernel_but_the_listed_gaps(self):
         kernels = set(json.loads(lathe_ops("--json")))

@@ -29,9 +29,47 @@ ConstantEvaluator portable_evaluator() {
                            [](const ExportedProgram& p) { return evaluate_closed_program(p); }};
 }
 
+// A caller's pass in the pipeline: shared (the differential check runs a
+// mirror of the pipeline), and the method is verified after every run, so
+// a pass that leaves it invalid is stopped there, named, whatever
+// verify_each says.
+class CallerPass : public Pass {
+ public:
+  explicit CallerPass(std::shared_ptr<Pass> pass) : pass_(std::move(pass)) {}
+  std::string_view name() const override { return pass_->name(); }
+  std::string_view description() const override { return pass_->description(); }
+  Result<bool> run(ExportedProgram& program, PassContext& ctx) override {
+    // PassManager names the pass and the method in any error returned here.
+    LATHE_ASSIGN_OR_RETURN(bool changed, pass_->run(program, ctx));
+    program.graph().settle();
+    Status ok = verify(program, ctx.method());
+    if (!ok.ok()) return ok.error().context("it left the method invalid");
+    return changed;
+  }
+
+ private:
+  std::shared_ptr<Pass> pass_;
+};
+
+// `o.pipeline`, or `o.passes` as one step.
+Result<std::vector<std::unique_ptr<Pass>>> resolve_steps(const TransformOptions& o) {
+  std::vector<PassStep> steps = o.pipeline;
+  if (steps.empty()) steps.emplace_back(o.passes.empty() ? std::string(kDefaultPasses) : o.passes);
+  std::vector<std::unique_ptr<Pass>> list;
+  for (const PassStep& step : steps) {
+    if (step.pass) {
+      if (step.pass->name().empty()) return make_error("a pass object in the pipeline has no name");
+      list.push_back(std::make_unique<CallerPass>(step.pass));
+      continue;
+    }
+    LATHE_ASSIGN_OR_RETURN(auto named, builtin_passes().create_list(expand_pipeline(step.name)));
+    for (auto& p : named) list.push_back(std::move(p));
+  }
+  return list;
+}
+
 Result<std::vector<std::unique_ptr<Pass>>> make_passes(const TransformOptions& o) {
-  const std::string names = o.passes.empty() ? std::string(kDefaultPasses) : o.passes;
-  LATHE_ASSIGN_OR_RETURN(auto list, builtin_passes().create_list(expand_pipeline(names)));
+  LATHE_ASSIGN_OR_RETURN(auto list, resolve_steps(o));
   LATHE_RETURN_IF_ERROR(configure_passes(list, PipelineOptions{o.keep}));
   for (auto& pass : list) {
     if (auto* cp = dynamic_cast<ConstantPropagation*>(pass.get()); cp && !cp->options().evaluator) {
