@@ -189,6 +189,21 @@ def binary_cases():
     case("remainder_neg", "aten.remainder.Tensor", [("self", torch.tensor([-7.0, 7.0, -3.5, 5.0])), ("other", torch.tensor([3.0, -3.0, 2.0, 2.5]))])
     case("remainder_int", "aten.remainder.Scalar", [("self", torch.tensor([-7, 7, -3, 5])), ("other", 3)])
     case("fmod", "aten.fmod.Tensor", [("self", torch.tensor([-7.0, 7.0, -3.5, 5.0])), ("other", torch.tensor([3.0, -3.0, 2.0, 2.5]))])
+    # Integer overflow wraps in PyTorch's kernels (INT_MIN // -1 is INT_MIN; C++ traps on it).
+    # div(rounding_mode='trunc') of INT_MIN by -1 crashes PyTorch 2.13 itself (SIGFPE), so it
+    # has no case here; Lathe wraps it (src/lathe/core/int_arith_test.cpp).
+    for dt, lo, hi in [(torch.int64, -2**63, 2**63 - 1), (torch.int32, -2**31, 2**31 - 1)]:
+        n = str(dt).split(".")[1]
+        a = torch.tensor([lo, hi, -7, 7, lo], dtype=dt)
+        b = torch.tensor([-1, -1, 2, -2, 3], dtype=dt)
+        case("floor_divide_%s_min_by_minus_one" % n, "aten.floor_divide.default", [("self", a), ("other", b)])
+        case("remainder_%s_min_by_minus_one" % n, "aten.remainder.Tensor", [("self", a), ("other", b)])
+        case("fmod_%s_min_by_minus_one" % n, "aten.fmod.Tensor", [("self", a), ("other", b)])
+        case("div_floor_%s_min_by_minus_one" % n, "aten.div.Tensor_mode", [("self", a), ("other", b), ("rounding_mode", "floor")])
+        case("add_%s_wraps" % n, "aten.add.Tensor", [("self", torch.tensor([hi, lo], dtype=dt)), ("other", torch.tensor([1, -1], dtype=dt))])
+        case("sub_alpha_%s_wraps" % n, "aten.sub.Tensor", [("self", torch.tensor([lo, 0], dtype=dt)), ("other", torch.tensor([1, hi], dtype=dt)), ("alpha", 3)])
+        case("mul_%s_wraps" % n, "aten.mul.Tensor", [("self", torch.tensor([hi, lo, 3037000500], dtype=torch.int64).to(dt)), ("other", torch.tensor([2, -1, 3037000500], dtype=torch.int64).to(dt))])
+    case("pow_int64_wraps", "aten.pow.Tensor_Scalar", [("self", torch.tensor([3, -3, 7])), ("exponent", 41)])
     case("where_broadcast", "aten.where.self", [("condition", R(2, 1, dtype=torch.bool)), ("self", R(2, 3)), ("other", R(3))])
     case("where_promote", "aten.where.self", [("condition", R(4, dtype=torch.bool)), ("self", R(4, dtype=torch.int64)), ("other", R(4))])
     mask = torch.ones(4, 4, dtype=torch.bool).triu(1)

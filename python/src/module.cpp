@@ -183,6 +183,8 @@ PyProgram load_any(const py::object& source) {
     return PyProgram(take(load_bytes(std::shared_ptr<const std::vector<std::byte>>(std::move(bytes)), "<bytes>")));
   }
   const std::string path = py::str(py::module_::import("os").attr("fspath")(source)).cast<std::string>();
+  // The C library would stop at a NUL and open another file; Python's open() refuses too.
+  if (path.find('\0') != std::string::npos) throw LatheError("load: the path contains a NUL character");
   py::gil_scoped_release nogil;
   return PyProgram(take(lathe::load(path)));
 }

@@ -209,7 +209,13 @@ py::object to_numpy(const Tensor& t) {
 EValue to_evalue(const py::handle& value, size_t index, bool& saw_torch) {
   if (py::isinstance<py::array>(value)) return from_array(py::reinterpret_borrow<py::array>(value), index);
   if (py::isinstance<py::bool_>(value)) return value.cast<bool>();
-  if (py::isinstance<py::int_>(value)) return value.cast<int64_t>();
+  if (py::isinstance<py::int_>(value)) {
+    // Python ints are unbounded; Lathe's are int64 (2**100 is an error, not a cast failure).
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+    if (overflow != 0) throw LatheError(where(index) + ": " + py::repr(value).cast<std::string>() + " does not fit in an int64");
+    return static_cast<int64_t>(v);
+  }
   if (py::isinstance<py::float_>(value)) return value.cast<double>();
   if (py::hasattr(value, "__dlpack__")) {
     saw_torch = true;

@@ -149,6 +149,16 @@ def test_errors_name_the_input():
         q.methods
 
 
+def test_bad_python_values_are_lathe_errors_NEG():
+    # Python ints are unbounded and paths may hold a NUL; neither may turn into
+    # another exception type or a silently different value or file.
+    p = lathe.load(os.path.join(SOURCE, "fixtures", "dynamic", "cond_on_shape.pt2"))
+    with pytest.raises(lathe.Error, match=r"input 0: 1267650600228229401496703205376 does not fit in an int64"):
+        p.run(2**100)
+    with pytest.raises(lathe.Error, match="the path contains a NUL character"):
+        lathe.load(fixture("mlp") + "\0x")
+
+
 def test_run_overhead_is_small():
     """Program.run's cost over the C++ executor's on mlp (printed; the bound
     is loose here, make bench reports the figure)."""

@@ -5,6 +5,8 @@
 #include <charconv>
 #include <functional>
 
+#include "lathe/core/int_arith.h"
+
 namespace lathe {
 
 // One srepr term: a call `Head(args...)`, a quoted string, a number, a bare
@@ -163,7 +165,6 @@ std::optional<int64_t> parse_int(std::string_view s) {
   return v;
 }
 
-int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 
 using Values = std::map<std::string, int64_t>;
 std::optional<int64_t> eval(const SymNode& n, const Values& values);
@@ -189,28 +190,23 @@ std::optional<int64_t> eval_call(const SymNode& n, const Values& values) {
     auto it = values.find(args[0]->text);
     return it == values.end() ? std::nullopt : std::optional<int64_t>(it->second);
   }
-  if (h == "Add") return fold(n, values, [](int64_t a, int64_t b) { return a + b; });
-  if (h == "Mul") return fold(n, values, [](int64_t a, int64_t b) { return a * b; });
+  // Exact, as Python computes them: a result past int64 is unknown (nullopt), never wrapped.
+  if (h == "Add") return fold(n, values, checked_add);
+  if (h == "Mul") return fold(n, values, checked_mul);
   if (h == "Max") return fold(n, values, [](int64_t a, int64_t b) { return std::max(a, b); });
   if (h == "Min") return fold(n, values, [](int64_t a, int64_t b) { return std::min(a, b); });
-  if (h == "FloorDiv") return fold(n, values, [](int64_t a, int64_t b) -> std::optional<int64_t> {
-    return b == 0 ? std::nullopt : std::optional<int64_t>(floor_div(a, b));
-  });
+  if (h == "FloorDiv") return fold(n, values, checked_floor_div);
   if (h == "CeilDiv") return fold(n, values, [](int64_t a, int64_t b) -> std::optional<int64_t> {
-    return b == 0 ? std::nullopt : std::optional<int64_t>(-floor_div(-a, b));
+    auto neg_a = checked_sub(0, a);
+    auto q = neg_a ? checked_floor_div(*neg_a, b) : std::nullopt;
+    return q ? checked_sub(0, *q) : std::nullopt;
   });
   if (h == "CleanDiv" || h == "IntTrueDiv") return fold(n, values, [](int64_t a, int64_t b) -> std::optional<int64_t> {
-    return b == 0 || a % b ? std::nullopt : std::optional<int64_t>(a / b);
+    auto m = checked_floor_mod(a, b);
+    return m && *m == 0 ? checked_floor_div(a, b) : std::nullopt;
   });
-  if (h == "Mod" || h == "PythonMod") return fold(n, values, [](int64_t a, int64_t b) -> std::optional<int64_t> {
-    return b == 0 ? std::nullopt : std::optional<int64_t>(a - floor_div(a, b) * b);
-  });
-  if (h == "Pow") return fold(n, values, [](int64_t a, int64_t b) -> std::optional<int64_t> {
-    if (b < 0 || b > 62) return std::nullopt;
-    int64_t r = 1;
-    for (int64_t i = 0; i < b; ++i) r *= a;
-    return r;
-  });
+  if (h == "Mod" || h == "PythonMod") return fold(n, values, checked_floor_mod);
+  if (h == "Pow") return fold(n, values, checked_pow);
   return std::nullopt;
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <thread>
 
 #include "lathe/ir/program_test_support.h"
@@ -236,6 +237,40 @@ TEST_F(ExecutorTest, SymbolicArithmeticFollowsPython) {
     ASSERT_TRUE(out.ok()) << op << ": " << out.error().message();
     EXPECT_EQ((*out)[0].describe(), expect.describe()) << op;
   }
+}
+
+// _NEG: Python's integers never overflow and Lathe's symbolic ones are
+// int64, so a result past 64 bits is an error naming the operation, never
+// a wrapped size or a SIGFPE (INT64_MIN // -1 traps in C++); a huge
+// exponent is refused at once, not looped over.
+TEST_F(ExecutorTest, SymbolicArithmeticPastInt64IsAnError_NEG) {
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min(), kMax = std::numeric_limits<int64_t>::max();
+  for (auto [op, a, b, expect] : std::vector<std::tuple<const char*, int64_t, int64_t, std::string>>{
+           {"_operator.floordiv", kMin, -1, "integer overflow: -9223372036854775808 // -1 does not fit in 64 bits"},
+           {"_operator.mul", int64_t{1} << 62, 2, "integer overflow: 4611686018427387904 * 2 does not fit in 64 bits"},
+           {"_operator.add", kMax, 1, "integer overflow: 9223372036854775807 + 1 does not fit in 64 bits"},
+           {"_operator.sub", kMin, 1, "integer overflow: -9223372036854775808 - 1 does not fit in 64 bits"},
+           {"_operator.pow", 3, 64, "integer overflow: 3 ** 64 does not fit in 64 bits"},
+           {"_operator.pow", 2, int64_t{1} << 62, "integer overflow: 2 ** 4611686018427387904 does not fit in 64 bits"},
+           {"_operator.floordiv", 5, 0, "integer division by zero"},
+           {"_operator.mod", 5, 0, "integer division by zero"}}) {
+    ExportedProgram ep;
+    GraphBuilder g(ep);
+    Value* x = g.sym_int_input("a", SymExpr{"s0", std::nullopt});
+    g.user_output(g.call_sym_int(op, {{"a", x}, {"b", Argument(b)}}, SymDim(SymExpr{"r", std::nullopt})));
+    auto ex = Executor::create(ep);
+    ASSERT_TRUE(ex.ok()) << op;
+    auto out = (*ex)->run(std::vector<EValue>{EValue(a)});
+    ASSERT_FALSE(out.ok()) << op << " " << a << " " << b << " gave " << (*out)[0].describe();
+    EXPECT_NE(out.error().message().find(expect), std::string::npos) << out.error().message();
+  }
+  ExportedProgram ep;  // the one that fits: INT64_MIN % -1 is 0 in Python
+  GraphBuilder g(ep);
+  Value* x = g.sym_int_input("a", SymExpr{"s0", std::nullopt});
+  g.user_output(g.call_sym_int("_operator.mod", {{"a", x}, {"b", Argument(int64_t{-1})}}, SymDim(SymExpr{"r", std::nullopt})));
+  auto out = (*Executor::create(ep))->run(std::vector<EValue>{EValue(kMin)});
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  EXPECT_EQ((*out)[0].to_int(), 0);
 }
 
 TEST_F(ExecutorTest, SizeStrideNumelItemAndAssertions) {

@@ -3,6 +3,8 @@
 // ops whose PyTorch result is random (empty*) or which PyTorch refuses.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "lathe/ir/graph_builder.h"
 #include "lathe/runtime/executor.h"
 #include "lathe/runtime/kernels/binary.h"
@@ -180,6 +182,57 @@ TEST(StridedLoops, ContiguousDimsMergeIntoOneRow) {
     ++rows;
   });
   EXPECT_EQ(rows, 2);
+}
+
+// _NEG: sizes and bounds at the edge of int64 are errors or exact results,
+// never wrapped (narrow's start + length, a slice's step, a view whose
+// element count an int64 cannot hold); torch raises for the first two.
+TEST(KernelChecks, Int64EdgeSizesAreErrorsNotWrappedShapes_NEG) {
+  auto run = [](const char* op, std::vector<GraphBuilder::Arg> args, std::vector<int64_t> meta) {
+    ExportedProgram ep;
+    GraphBuilder b(ep);
+    Value* x = b.user_input("x", {4, 8});
+    args.insert(args.begin(), {"self", x});
+    b.user_output(b.call(op, std::move(args), std::move(meta)));
+    auto ex = Executor::create(ep);
+    EXPECT_TRUE(ex.ok()) << ex.error().message();
+    return (*ex)->run(std::vector<Tensor>{f32({4, 8})});
+  };
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  auto narrow = run("aten.narrow.default", {{"dim", Argument(int64_t{1})}, {"start", Argument(int64_t{1})},
+                                             {"length", Argument(kMax)}}, {4, 7});
+  ASSERT_FALSE(narrow.ok());
+  EXPECT_NE(narrow.error().message().find("narrow: start 1 + length 9223372036854775807 exceeds dim size 8"),
+            std::string::npos) << narrow.error().message();
+  auto slice = run("aten.slice.Tensor", {{"dim", Argument(int64_t{1})}, {"start", Argument(int64_t{2})},
+                                          {"end", Argument(kMax)}, {"step", Argument(kMax)}}, {4, 1});
+  ASSERT_TRUE(slice.ok()) << slice.error().message();
+  EXPECT_EQ((*slice)[0].sizes, (std::vector<int64_t>{4, 1}));  // x[:, 2::huge] is column 2 alone
+  auto expand = run("aten.expand.default", {{"size", IntList{{int64_t{1} << 62, int64_t{1} << 62, 4, 8}}}},
+                    {1, 1, 4, 8});
+  ASSERT_FALSE(expand.ok());
+  EXPECT_NE(expand.error().message().find("has more elements than an int64 counts"), std::string::npos)
+      << expand.error().message();
+}
+
+// An index past the negative end is reported as written: x[tensor([-9])] on
+// size 8 names -9 (it was reported as -1, the value after wrapping once).
+TEST(KernelChecks, NegativeIndexOutOfRangeIsReportedAsGiven_NEG) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* x = b.user_input("x", {8});
+  Value* i = b.user_input("i", {1}, DType::Int64);
+  b.user_output(b.call("aten.index.Tensor", {{"self", x}, {"indices", OptionalTensorList{{i}}}}, {1}));
+  auto ex = Executor::create(ep);
+  ASSERT_TRUE(ex.ok()) << ex.error().message();
+  Tensor idx = Tensor::empty(DType::Int64, {1});
+  mdata<int64_t>(idx)[0] = -9;
+  auto out = (*ex)->run(std::vector<Tensor>{f32({8}), idx});
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.error().message().find("index: index -9 is out of bounds for size 8"), std::string::npos)
+      << out.error().message();
+  mdata<int64_t>(idx)[0] = -8;  // the last one that wraps: fine
+  EXPECT_TRUE((*ex)->run(std::vector<Tensor>{f32({8}), idx}).ok());
 }
 
 // PyTorch's empty* return uninitialised memory, so there is no reference to

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "lathe/core/int_arith.h"
 #include "lathe/runtime/kernels/register.h"
 
 namespace lathe::kernels {
@@ -77,9 +78,7 @@ T floor_div(T a, T b) {
     if (div - fl > T(0.5)) fl += T(1);
     return fl;
   } else {
-    T q = a / b;
-    if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;
-    return q;
+    return wrapping_floor_div(a, b);  // INT_MIN // -1 wraps, as in PyTorch
   }
 }
 
@@ -90,9 +89,7 @@ T remainder(T a, T b) {
     if (mod != 0 && (b < 0) != (mod < 0)) mod += b;
     return mod;
   } else {
-    T r = a % b;
-    if (r != 0 && (r < 0) != (b < 0)) r += b;
-    return r;
+    return wrapping_floor_mod(a, b);
   }
 }
 
@@ -105,9 +102,9 @@ T int_pow(T base, T exp) {
   }
   T result = 1;
   while (exp) {
-    if (exp & 1) result = static_cast<T>(result * base);
+    if (exp & 1) result = wrapping_mul(result, base);
     exp >>= 1;
-    base = static_cast<T>(base * base);
+    base = wrapping_mul(base, base);
   }
   return result;
 }
@@ -139,12 +136,13 @@ Status apply_add_sub(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out,
   } else {
     const T alpha = alpha_s.to<T>();
     const bool sub = op == BinaryOp::Sub;
+    // Integers wrap as in PyTorch (int_arith.h); floats are plain + and *.
     if (alpha == T(1)) {
-      if (sub) binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return static_cast<T>(x - y); });
-      else binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return static_cast<T>(x + y); });
+      if (sub) binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return wrapping_sub(x, y); });
+      else binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return wrapping_add(x, y); });
     } else {
-      if (sub) binary_loop<T, T>(a, b, out, [alpha](T x, T y) -> T { return static_cast<T>(x - alpha * y); });
-      else binary_loop<T, T>(a, b, out, [alpha](T x, T y) -> T { return static_cast<T>(x + alpha * y); });
+      if (sub) binary_loop<T, T>(a, b, out, [alpha](T x, T y) -> T { return wrapping_sub(x, wrapping_mul(alpha, y)); });
+      else binary_loop<T, T>(a, b, out, [alpha](T x, T y) -> T { return wrapping_add(x, wrapping_mul(alpha, y)); });
     }
   }
   return Status::Ok();
@@ -170,14 +168,14 @@ Status apply_division(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out
     }
     if (op == BinaryOp::DivTrunc) {
       if constexpr (kFloat) binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return std::trunc(x / y); });
-      else binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return static_cast<T>(x / y); });
+      else binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return wrapping_trunc_div(x, y); });
     } else if (op == BinaryOp::DivFloor) {
       binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return floor_div<T>(x, y); });
     } else if (op == BinaryOp::Remainder) {
       binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return remainder<T>(x, y); });
     } else {
       if constexpr (kFloat) binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return std::fmod(x, y); });
-      else binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return static_cast<T>(x % y); });
+      else binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return wrapping_trunc_mod(x, y); });
     }
     return Status::Ok();
   }
@@ -227,7 +225,7 @@ Status apply_typed(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out, S
     case BinaryOp::Sub: return apply_add_sub<T>(op, a, b, out, alpha_s);
     case BinaryOp::Mul:
       if constexpr (kBool) binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return x && y; });
-      else binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return static_cast<T>(x * y); });
+      else binary_loop<T, T>(a, b, out, [](T x, T y) -> T { return wrapping_mul(x, y); });
       return Status::Ok();
     case BinaryOp::Div:
     case BinaryOp::DivTrunc:

@@ -30,9 +30,10 @@ std::vector<int64_t> read_indices(const Tensor& index) {
 }
 
 Result<int64_t> checked_index(int64_t i, int64_t size, const char* op, bool allow_negative) {
-  if (allow_negative && i < 0) i += size;
+  const int64_t given = i;  // the message names the index as written, not as wrapped (-9, not -1)
+  if (allow_negative && i < 0 && i >= -size) i += size;
   if (i < 0 || i >= size) {
-    return make_error(std::string(op) + ": index " + std::to_string(i) + " is out of bounds for size " + std::to_string(size));
+    return make_error(std::string(op) + ": index " + std::to_string(given) + " is out of bounds for size " + std::to_string(size));
   }
   return i;
 }

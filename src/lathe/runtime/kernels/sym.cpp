@@ -3,6 +3,7 @@
 // "torch.sym_max"...), scalar extraction and runtime assertions.
 #include <cmath>
 
+#include "lathe/core/int_arith.h"
 #include "lathe/runtime/kernels/register.h"
 #include "lathe/runtime/kernels/util.h"
 
@@ -46,10 +47,15 @@ Result<Num> num(const EValue& v) {
 
 enum class PyOp { Add, Sub, Mul, FloorDiv, Mod, TrueDiv, Pow, Max, Min, Eq, Ne, Lt, Le, Gt, Ge, And, Or };
 
-int64_t floordiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
+// Python's integers never overflow; Lathe's symbolic integers are int64, so
+// a result that does not fit is an error, never a wrapped (wrong) size.
+Status exact(KernelCall& c, std::optional<int64_t> r, int64_t a, const char* op, int64_t b) {
+  if (!r) {
+    if (b == 0 && (std::string_view(op) == "//" || std::string_view(op) == "%")) return make_error("integer division by zero");
+    return make_error("integer overflow: " + std::to_string(a) + " " + op + " " + std::to_string(b) +
+                      " does not fit in 64 bits");
+  }
+  return c.set_output(0, EValue(*r));
 }
 
 template <PyOp op>
@@ -61,26 +67,21 @@ Status py_binary(KernelCall& c) {
   const bool ints = a.is_int && b.is_int;
   auto out = [&](auto v) { return c.set_output(0, EValue(v)); };
   switch (op) {
-    case PyOp::Add: return ints ? out(a.i + b.i) : out(a.d + b.d);
-    case PyOp::Sub: return ints ? out(a.i - b.i) : out(a.d - b.d);
-    case PyOp::Mul: return ints ? out(a.i * b.i) : out(a.d * b.d);
+    case PyOp::Add: return ints ? exact(c, checked_add(a.i, b.i), a.i, "+", b.i) : out(a.d + b.d);
+    case PyOp::Sub: return ints ? exact(c, checked_sub(a.i, b.i), a.i, "-", b.i) : out(a.d - b.d);
+    case PyOp::Mul: return ints ? exact(c, checked_mul(a.i, b.i), a.i, "*", b.i) : out(a.d * b.d);
     case PyOp::FloorDiv:
     case PyOp::Mod:
       if (ints) {
-        if (b.i == 0) return make_error("integer division by zero");
-        const int64_t q = floordiv(a.i, b.i);
-        return op == PyOp::FloorDiv ? out(q) : out(a.i - q * b.i);
+        if (op == PyOp::FloorDiv) return exact(c, checked_floor_div(a.i, b.i), a.i, "//", b.i);
+        return exact(c, checked_floor_mod(a.i, b.i), a.i, "%", b.i);
       } else {
         const double q = std::floor(a.d / b.d);
         return op == PyOp::FloorDiv ? out(q) : out(a.d - q * b.d);
       }
     case PyOp::TrueDiv: return out(a.d / b.d);
     case PyOp::Pow:
-      if (ints && b.i >= 0) {
-        int64_t r = 1;
-        for (int64_t k = 0; k < b.i; ++k) r *= a.i;
-        return out(r);
-      }
+      if (ints && b.i >= 0) return exact(c, checked_pow(a.i, b.i), a.i, "**", b.i);
       return out(std::pow(a.d, b.d));
     case PyOp::Max: return ints ? out(std::max(a.i, b.i)) : out(std::max(a.d, b.d));
     case PyOp::Min: return ints ? out(std::min(a.i, b.i)) : out(std::min(a.d, b.d));
@@ -103,7 +104,7 @@ Status py_unary(KernelCall& c) {
   LATHE_ASSIGN_OR_RETURN(EValue av, c.arg_value(0));
   LATHE_ASSIGN_OR_RETURN(Num a, num(av));
   switch (op) {
-    case PyUnary::Neg: return a.is_int ? c.set_output(0, EValue(-a.i)) : c.set_output(0, EValue(-a.d));
+    case PyUnary::Neg: return a.is_int ? exact(c, checked_sub(0, a.i), 0, "-", a.i) : c.set_output(0, EValue(-a.d));
     case PyUnary::Not: return c.set_output(0, EValue(a.d == 0));
     case PyUnary::Ceil: return c.set_output(0, EValue(a.is_int ? a.i : static_cast<int64_t>(std::ceil(a.d))));
     case PyUnary::Floor: return c.set_output(0, EValue(a.is_int ? a.i : static_cast<int64_t>(std::floor(a.d))));

@@ -4,6 +4,7 @@
 #include <limits>
 #include <numeric>
 
+#include "lathe/core/int_arith.h"
 #include "lathe/runtime/kernels/register.h"
 
 namespace lathe::kernels {
@@ -129,8 +130,8 @@ Result<Tensor> slice_view(const Tensor& self, int64_t dim, std::optional<int64_t
   start = std::clamp<int64_t>(start, 0, size);
   end = std::clamp<int64_t>(end, start, size);
   Tensor v = make_view(self, self.sizes, self.strides, self.storage_offset + start * self.strides[d]);
-  v.sizes[d] = (end - start + step - 1) / step;
-  v.strides[d] *= step;
+  v.sizes[d] = end == start ? 0 : (end - start - 1) / step + 1;  // ceil((end - start) / step) without overflow
+  if (v.sizes[d] > 1) v.strides[d] *= step;  // one element: any stride reads it, and a huge step would overflow
   return v;
 }
 
@@ -215,11 +216,25 @@ namespace {
 
 using ViewFn = Result<Tensor> (*)(KernelCall&, const Tensor&);
 
+// A view's element count must be an int64, as every later loop counts in
+// one: expand([1, 8] -> [2^62, 2^62, 8]) makes no memory, but summing it
+// would count 2^127 elements in a wrapped (wrong) int64.
+Status check_element_count(const Tensor& v) {
+  int64_t n = 1;
+  for (int64_t d : v.sizes) {
+    auto m = checked_mul(n, d);
+    if (!m) return make_error("the view " + shape_string(v.sizes) + " has more elements than an int64 counts");
+    n = *m;
+  }
+  return Status::Ok();
+}
+
 // One kernel body for a view op and its *_copy twin.
 template <ViewFn f, bool kCopy>
 Status view_kernel(KernelCall& c) {
   LATHE_ASSIGN_OR_RETURN(const Tensor* self, c.tensor("self"));
   LATHE_ASSIGN_OR_RETURN(Tensor v, f(c, *self));
+  LATHE_RETURN_IF_ERROR(check_element_count(v));
   if constexpr (!kCopy) {
     return c.set_output(0, std::move(v));
   } else {
@@ -289,7 +304,7 @@ Result<Tensor> do_narrow(KernelCall& c, const Tensor& s) {
   LATHE_ASSIGN_OR_RETURN(int64_t nd, normalize_dim(d, rank_of(s)));
   if (s.sizes.empty()) return make_error("narrow: cannot narrow a 0-d tensor");
   if (start < 0) start += s.sizes[nd];
-  if (start < 0 || length < 0 || start + length > s.sizes[nd]) {
+  if (start < 0 || length < 0 || start > s.sizes[nd] || length > s.sizes[nd] - start) {  // no start + length: it can overflow
     return make_error("narrow: start " + std::to_string(start) + " + length " + std::to_string(length) +
                       " exceeds dim size " + std::to_string(s.sizes[nd]));
   }
