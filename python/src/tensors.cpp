@@ -78,6 +78,10 @@ std::string where(size_t index) { return "input " + std::to_string(index); }
 Tensor from_dlpack(const py::handle& value, size_t index) {
   py::object t = py::reinterpret_borrow<py::object>(value);
   if (t.attr("requires_grad").cast<bool>()) t = t.attr("detach")();
+  // A lazily negated or conjugated view (z.conj().imag): DLPack hands over the
+  // stored values without the pending negation, so resolve it first (a copy).
+  if (py::hasattr(t, "is_neg") && t.attr("is_neg")().cast<bool>()) t = t.attr("resolve_neg")();
+  if (py::hasattr(t, "is_conj") && t.attr("is_conj")().cast<bool>()) t = t.attr("resolve_conj")();
   py::capsule capsule = t.attr("__dlpack__")();
   auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
   if (!managed) throw py::error_already_set();
