@@ -31,7 +31,8 @@ if(LATHE_BUILD_PYTHON OR lathe_python_tree)
   find_package(Python 3.10 REQUIRED COMPONENTS Interpreter Development.Module)
   find_package(pybind11 3 CONFIG REQUIRED)
   pybind11_add_module(_lathe ${PROJECT_SOURCE_DIR}/python/src/module.cpp ${PROJECT_SOURCE_DIR}/python/src/tensors.cpp
-                      ${PROJECT_SOURCE_DIR}/python/src/graph_view.cpp ${PROJECT_SOURCE_DIR}/python/src/user_pass.cpp)
+                      ${PROJECT_SOURCE_DIR}/python/src/graph_view.cpp ${PROJECT_SOURCE_DIR}/python/src/user_pass.cpp
+                      ${PROJECT_SOURCE_DIR}/python/src/user_backend.cpp)
   target_link_libraries(_lathe PRIVATE lathe_api)
   if(LATHE_BUILD_PYTHON)
     install(TARGETS _lathe LIBRARY DESTINATION lathe COMPONENT python)
@@ -43,7 +44,7 @@ if(lathe_python_tree)
   set_target_properties(_lathe PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${lathe_python_tree}/lathe)
   add_custom_command(TARGET _lathe POST_BUILD
                      COMMAND ${CMAKE_COMMAND} -E copy_if_different ${lathe_python_files} ${lathe_python_tree}/lathe/)
-  foreach(suite Api Torch Llm Passes)
+  foreach(suite Api Torch Llm Passes Backends)
     add_test(NAME Python.${suite}
              COMMAND ${LATHE_PYTHON} -m pytest -q -p no:cacheprovider
                      ${PROJECT_SOURCE_DIR}/python/tests/test_$<LOWER_CASE:${suite}>.py)

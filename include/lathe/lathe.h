@@ -195,7 +195,15 @@ struct LowerReport {
 // Decompose + linear rewrite, then partition: claimed groups become
 // delegate-call nodes. In place; a Runner runs the result.
 Result<LowerReport> lower(Program& program, const LowerOptions& options = {});
+// The built-in backends and every registered one.
 std::vector<std::string> available_backends();
+
+// A backend of your own (lathe/backends/backend.h: support() with reasons,
+// ops_to_keep(), preprocess() -> payload bytes, init() -> a handle that
+// executes), for lower() and every Runner created from now on, for the rest
+// of the process. Its name must be new.
+class Backend;
+Status register_backend(std::shared_ptr<const Backend> backend);
 
 // ---- run ----------------------------------------------------------------------------------
 

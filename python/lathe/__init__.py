@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import io as _io
 
-from ._lathe import Error, Explanation, Graph, Node, Program, Rewriter, Value, backends, load, passes
+from ._lathe import (Error, Explanation, Graph, Node, Program, Rewriter, Subgraph, Value, backends, load, passes,
+                     register_backend)
 
-__all__ = ["Error", "Explanation", "Graph", "Node", "Pass", "Program", "Rewriter", "Value", "backends",
-           "from_exported_program", "load", "passes"]
+__all__ = ["Backend", "Error", "Explanation", "Graph", "Node", "Pass", "Program", "Rewriter", "Subgraph", "Value",
+           "backends", "from_exported_program", "load", "passes", "register_backend"]
 
 
 class Pass:
@@ -50,6 +51,47 @@ class Pass:
 
     def run(self, rw: Rewriter) -> bool:
         raise NotImplementedError("a lathe.Pass implements run(self, rw)")
+
+
+class Backend:
+    """A backend of your own: Lathe partitions for it, you turn each claimed
+    group into bytes, and (optionally) run them.
+
+    Subclass it and ``lathe.register_backend(MyBackend())``; then
+    ``program.lower("my_backend")`` claims what ``support`` accepts, hands
+    each group of claimed nodes to ``preprocess`` and stores the bytes it
+    returns in the lowered program, and ``program.run`` calls ``execute``::
+
+        class NumpyLinear(lathe.Backend):
+            name = "numpy_linear"
+            constant_args = {"aten.linear.default": ["weight", "bias"]}  # prepacked: must be constants
+
+            def support(self, node):
+                return None if node.target == "aten.linear.default" else "only linear"
+
+            def preprocess(self, subgraph):          # subgraph.constants: name -> numpy array
+                ...                                  # your own format
+                return payload_bytes
+
+            def execute(self, payload, inputs):      # numpy arrays in, a list of arrays out
+                ...
+
+    ``support(node)`` returns None to claim a node or a string saying why not;
+    Lathe never claims a node whose ``constant_args`` operand is not a
+    compile-time constant (a weight computed at run time, a mutated buffer,
+    a user input), and says so in the lowering's explanation. ``keep`` lists
+    ops the decompose step must leave whole for you.
+    """
+
+    name: str = ""
+    keep: list = []
+    constant_args: dict = {}
+
+    def support(self, node: Node):
+        raise NotImplementedError("a lathe.Backend implements support(self, node)")
+
+    def preprocess(self, subgraph: Subgraph) -> bytes:
+        raise NotImplementedError("a lathe.Backend implements preprocess(self, subgraph)")
 
 
 def from_exported_program(ep) -> Program:

@@ -82,6 +82,27 @@ class Pass:
     description: str
     def run(self, rw: Rewriter) -> bool: ...
 
+class Subgraph:
+    """What Backend.preprocess receives: the claimed nodes and the values they read and return."""
+    @property
+    def nodes(self) -> list[Node]: ...
+    @property
+    def inputs(self) -> list[Value]: ...  # the delegate's operands, in order
+    @property
+    def outputs(self) -> list[Value]: ...
+    @property
+    def constants(self) -> dict[str, Any]: ...  # input name -> numpy array, for compile-time constants
+
+class Backend:
+    """Subclass with `name`, `support(node)` and `preprocess(subgraph)`; see lathe.Backend."""
+    name: str
+    keep: list[str]
+    constant_args: dict[str, list[str]]
+    def support(self, node: Node) -> str | None: ...
+    def preprocess(self, subgraph: Subgraph) -> bytes: ...
+
+def register_backend(backend: Backend) -> None: ...
+
 class Program:
     """A loaded .pt2: named methods. Immutable: transform and lower return new programs."""
     @property

@@ -14,6 +14,7 @@
 #include "graph_view.h"
 #include "lathe/lathe.h"
 #include "tensors.h"
+#include "user_backend.h"
 #include "user_pass.h"
 
 namespace lathe::python {
@@ -196,6 +197,7 @@ PYBIND11_MODULE(_lathe, m) {
   py::register_exception<LatheError>(m, "Error");
   bind_graph_view(m);
   bind_rewriter(m);
+  bind_backends(m);
 
   py::class_<ExplainRecord>(m, "Explanation")
       .def_readonly("method", &ExplainRecord::method)

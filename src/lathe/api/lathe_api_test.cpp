@@ -10,11 +10,14 @@
 #include <sstream>
 
 #include "lathe/harness/reference.h"
+#include "lathe/backends/backend.h"
+#include "lathe/ir/graph_builder.h"
 #include "lathe/ir/rewriter.h"
 #include "lathe/ir/verify.h"
 #include "lathe/lathe.h"
 #include "lathe/passes/constant_propagation.h"
 #include "lathe/runtime/compare.h"
+#include "lathe/runtime/kernels/util.h"
 #include "support/testing.h"
 
 namespace lathe {
@@ -420,6 +423,74 @@ TEST(LatheApi, PassObjectThatBreaksAnInvariantIsNamed_NEG) {
   EXPECT_THAT(report.error().message(), HasSubstr("pass 'stale_spec' failed on method 'model': it left the method invalid"));
   o.pipeline = {"no_such_pass"};
   EXPECT_THAT(transform(*program, o).error().message(), HasSubstr("unknown pass 'no_such_pass'"));
+}
+
+}  // namespace
+}  // namespace lathe
+
+namespace lathe {
+namespace {
+
+// A backend of the caller's own, in C++: claims relu, writes a one-byte
+// payload of its own format (the output scale), and runs it itself. Lower
+// and Runner find it by name once registered.
+class ScaledRelu : public Backend {
+ public:
+  std::string_view name() const override { return "test_scaled_relu"; }
+  NodeSupport support(const Node& n, const Constness&) const override {
+    return n.op_name() == "aten.relu.default" ? NodeSupport::yes("relu, scaled") : NodeSupport::no("only relu");
+  }
+  std::vector<std::string> ops_to_keep() const override { return {}; }
+  Result<std::vector<std::byte>> preprocess(const DelegateSubgraph& sub) const override {
+    if (sub.nodes.size() != 1) return make_error("one relu per delegate");
+    return std::vector<std::byte>{std::byte{3}};  // this backend's "format": outputs times 3
+  }
+  Result<std::unique_ptr<DelegateHandle>> init(const DelegateInitArgs& args) const override {
+    if (args.payload.size() != 1) return make_error("test_scaled_relu: bad payload");
+    return std::unique_ptr<DelegateHandle>(std::make_unique<Handle>(static_cast<float>(args.payload[0])));
+  }
+
+ private:
+  struct Handle : DelegateHandle {
+    explicit Handle(float s) : scale(s) {}
+    Status execute(KernelCall& call) override {
+      LATHE_ASSIGN_OR_RETURN(std::vector<const Tensor*> in, call.tensor_list(ops::arg::inputs));
+      const Tensor x = kernels::contiguous_copy(*in[0]);
+      LATHE_ASSIGN_OR_RETURN(Tensor * out, call.alloc_output(0, DType::Float32, x.sizes));
+      const float* src = reinterpret_cast<const float*>(x.data());
+      float* dst = reinterpret_cast<float*>(const_cast<std::byte*>(out->data()));
+      for (int64_t i = 0; i < x.numel(); ++i) dst[i] = scale * std::max(src[i], 0.0f);
+      return Status::Ok();
+    }
+    float scale;
+  };
+};
+
+TEST(LatheApi, ACallersBackendIsRegisteredLoweredToAndRun) {
+  ASSERT_TRUE(register_backend(std::make_shared<ScaledRelu>()).ok());
+  EXPECT_THAT(available_backends(), ::testing::Contains("test_scaled_relu"));
+  EXPECT_THAT(register_backend(std::make_shared<ScaledRelu>()).error().message(),
+              HasSubstr("a backend named 'test_scaled_relu' is already registered"));
+  Program program;
+  Method m;
+  m.name = "model";
+  m.program = std::make_unique<ExportedProgram>();
+  program.methods.push_back(std::move(m));
+  GraphBuilder b(*program.methods[0].program);
+  Value* x = b.user_input("x", {4});
+  b.user_output(b.call("aten.relu.default", {{"self", x}}, {4}));
+  auto report = lower(program, LowerOptions{"test_scaled_relu", ""});
+  ASSERT_TRUE(report.ok()) << report.error().message();
+  EXPECT_THAT(report->methods[0].explanation, HasSubstr("claimed (delegate 0): relu, scaled"));
+  auto runner = Runner::create(program);
+  ASSERT_TRUE(runner.ok()) << runner.error().message();
+  Tensor in = Tensor::empty(DType::Float32, {4});
+  float* p = reinterpret_cast<float*>(const_cast<std::byte*>(in.data()));
+  p[0] = -1, p[1] = 0.5f, p[2] = 2, p[3] = -3;
+  auto out = (*runner)->run(std::vector<Tensor>{in});
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  const float* y = reinterpret_cast<const float*>((*out)[0].data());
+  EXPECT_EQ(std::vector<float>(y, y + 4), (std::vector<float>{0, 1.5f, 6, 0}));  // 3 * relu, by hand
 }
 
 }  // namespace

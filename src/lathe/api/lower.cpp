@@ -31,6 +31,6 @@ Result<LowerReport> lower(Program& program, const LowerOptions& options) {
   return report;
 }
 
-std::vector<std::string> available_backends() { return builtin_delegates().names(); }
+std::vector<std::string> available_backends() { return all_delegates().names(); }
 
 }  // namespace lathe

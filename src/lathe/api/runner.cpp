@@ -15,6 +15,7 @@ void set_threads(int portable, int delegates) {
 
 struct Runner::Impl {
   std::string method;
+  DelegateRegistry delegates;  // built-in and registered backends, as at create()
   std::unique_ptr<Executor> executor;
 };
 
@@ -31,12 +32,13 @@ Result<const Method*> select_method(const Program& program, const std::string& n
 Result<std::unique_ptr<Runner>> Runner::create(const Program& program, const std::string& method,
                                                const RunnerOptions& options) {
   LATHE_ASSIGN_OR_RETURN(const Method* m, select_method(program, method));
+  auto impl = std::make_unique<Impl>(Impl{m->name, all_delegates(), nullptr});
   ExecutorOptions eo;
   eo.plan_memory = options.plan_memory;
-  eo.delegates = &builtin_delegates();
+  eo.delegates = &impl->delegates;
   auto executor = Executor::create(*m->program, eo);
   if (!executor.ok()) return executor.error().context(m->name);
-  auto impl = std::make_unique<Impl>(Impl{m->name, std::move(executor).value()});
+  impl->executor = std::move(executor).value();
   return std::unique_ptr<Runner>(new Runner(std::move(impl)));
 }
 

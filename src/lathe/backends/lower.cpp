@@ -1,5 +1,7 @@
 #include "lathe/backends/lower.h"
 
+#include <mutex>
+
 #include "lathe/backends/vulkan/vulkan_backend.h"
 #include "lathe/backends/xnnpack_backend.h"
 #include "lathe/ir/verify.h"
@@ -54,10 +56,48 @@ const DelegateRegistry& builtin_delegates() {
   return registry;
 }
 
+namespace {
+
+// Registered backends live as long as the process: delegate handles and
+// registries hold plain pointers to them.
+struct UserBackends {
+  std::mutex mu;
+  std::vector<std::shared_ptr<const Backend>> all;
+};
+UserBackends& user_backends() {
+  static UserBackends* b = new UserBackends();  // never destroyed: outlives every executor
+  return *b;
+}
+
+}  // namespace
+
+DelegateRegistry all_delegates() {
+  DelegateRegistry r = builtin_delegates();
+  UserBackends& u = user_backends();
+  std::lock_guard<std::mutex> lock(u.mu);
+  for (const auto& b : u.all) r.add(b.get());
+  return r;
+}
+
 const Backend* find_backend(const std::string& name) {
   if (name == "xnnpack") return &xnnpack_backend();
   if (name == "vulkan") return &vulkan_backend();
+  UserBackends& u = user_backends();
+  std::lock_guard<std::mutex> lock(u.mu);
+  for (const auto& b : u.all) {
+    if (b->name() == name) return b.get();
+  }
   return nullptr;
+}
+
+Status register_backend(std::shared_ptr<const Backend> backend) {
+  if (!backend || backend->name().empty()) return make_error("register_backend: a backend needs a name");
+  const std::string name(backend->name());
+  if (find_backend(name)) return make_error("register_backend: a backend named '" + name + "' is already registered");
+  UserBackends& u = user_backends();
+  std::lock_guard<std::mutex> lock(u.mu);
+  u.all.push_back(std::move(backend));
+  return Status::Ok();
 }
 
 }  // namespace lathe

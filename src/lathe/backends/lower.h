@@ -40,7 +40,14 @@ std::string explain_lowering(const MethodLowering& m);
 
 // A registry with every backend Lathe ships (xnnpack, vulkan).
 const DelegateRegistry& builtin_delegates();
-// By name ("xnnpack", "vulkan"); nullptr if unknown.
+// The built-in backends and every one registered so far (a copy: later
+// registrations do not change it).
+DelegateRegistry all_delegates();
+// By name ("xnnpack", "vulkan", or a registered one); nullptr if unknown.
 const Backend* find_backend(const std::string& name);
+// Adds a backend of the caller's own, process-wide and for the rest of the
+// process (lowered programs may refer to it by name). Its name must be new
+// and not empty.
+Status register_backend(std::shared_ptr<const Backend> backend);
 
 }  // namespace lathe
