@@ -23,7 +23,9 @@ if(LATHE_INSTALL)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/src/lathe DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
           FILES_MATCHING PATTERN "*.h"
-          PATTERN "cli" EXCLUDE PATTERN "testdata" EXCLUDE)
+          PATTERN "cli" EXCLUDE PATTERN "testdata" EXCLUDE
+          # The tests' own helpers (several include <gtest/gtest.h>) are not API.
+          PATTERN "*_test_support.h" EXCLUDE PATTERN "*_test_util.h" EXCLUDE)
   install(EXPORT LatheTargets NAMESPACE lathe:: DESTINATION ${LATHE_CMAKE_DIR})
   configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/LatheConfig.cmake.in
                                 ${PROJECT_BINARY_DIR}/LatheConfig.cmake INSTALL_DESTINATION ${LATHE_CMAKE_DIR})

@@ -9,6 +9,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$cmake" --install "$build" --prefix "$tmp/prefix" > "$tmp/install.log"
 test -f "$tmp/prefix/include/lathe/lathe.h"
+# The tests' helpers are not installed (several include GoogleTest).
+if grep -rl "gtest/gtest.h" "$tmp/prefix/include"; then echo "installed headers include GoogleTest"; exit 1; fi
 test -f "$tmp/prefix/lib/cmake/Lathe/LatheConfig.cmake" || test -f "$tmp/prefix/lib64/cmake/Lathe/LatheConfig.cmake"
 launcher=()
 if command -v ccache > /dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
