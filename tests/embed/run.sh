@@ -23,4 +23,23 @@ grep -q "model: mm 'mm' kept: weight 'permute_1' is computed at run time by 'squ
 grep -q "^output 0 '[a-z_0-9]*': float32 \[64, 1\]" <<< "$out"
 grep -q "^wrote " <<< "$out"
 test -s "$tmp/out.pt2"
+
+# A pass and a backend of your own, each its own CMake project on the same install.
+for example in cpp_pass cpp_backend; do
+  "$cmake" -S "$src/examples/$example" -B "$tmp/$example" -DCMAKE_PREFIX_PATH="$tmp/prefix" \
+    -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" > "$tmp/configure.log"
+  "$cmake" --build "$tmp/$example" > "$tmp/build.log" 2>&1 || { cat "$tmp/build.log"; exit 1; }
+done
+out=$("$tmp/cpp_pass/cpp_pass" "$src/fixtures/simple_linear.pt2" "$tmp/pass.pt2")
+echo "$out"
+grep -qF "my_addmm_to_linear: addmm rewritten into linear of parameter 'linear.weight'" <<< "$out"
+grep -qF "method model: 2 -> 1 nodes" <<< "$out"
+out=$("$tmp/cpp_pass/cpp_pass" "$src/fixtures/computed_weight.pt2" "$tmp/pass.pt2")
+echo "$out"
+grep -qF "my_addmm_to_linear: addmm 'addmm' kept: weight 'mm' is computed at run time by 'mm'" <<< "$out"
+out=$("$tmp/cpp_backend/cpp_backend" "$src/fixtures/tts_duration_predictor.pt2" "$tmp/backend.pt2")
+echo "$out"
+grep -qF "aten.mm.default 'mm' not claimed: weight 'permute_1' is computed at run time by 'permute_1'" <<< "$out"
+grep -q "claimed (delegate 0): tiny_matmul, weight '.*' prepacked" <<< "$out"
+grep -q "loaded and run through tiny_matmul: max |difference| " <<< "$out"
 echo "Embed.FindPackageExample: ok"
