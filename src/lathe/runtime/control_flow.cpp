@@ -1,6 +1,7 @@
 #include "lathe/runtime/control_flow.h"
 
 #include "lathe/ir/op_catalogue.h"
+#include "lathe/ir/printer.h"
 #include "lathe/runtime/auto_functionalized.h"
 #include "lathe/runtime/graph_plan.h"
 #include "lathe/runtime/kernel_call.h"
@@ -39,11 +40,34 @@ Result<bool> truth(const EValue& v) {
   return *kernels::cdata<bool>(kernels::as_dtype(t, DType::Bool));
 }
 
-Status set_outputs(KernelCall& call, std::vector<EValue> values, std::string_view what) {
-  if (values.size() != call.output_count()) {
+// A subgraph's results must be what the node declares it returns (dtype,
+// rank and every concrete size): a branch returning [8, 8] for a declared
+// [4, 8] would otherwise flow on as if it were [4, 8], and a loop body that
+// grows its carry would run until memory is gone.
+Status check_declared(const Node& node, const std::vector<EValue>& values, std::string_view what) {
+  const std::vector<Value*>& declared = node.defined_values();
+  if (values.size() != declared.size()) {
     return make_error(std::string(what) + " returned " + std::to_string(values.size()) + " value(s), the node has " +
-                      std::to_string(call.output_count()) + " output(s)");
+                      std::to_string(declared.size()) + " output(s)");
   }
+  for (size_t i = 0; i < values.size(); ++i) {
+    const Value* d = declared[i];
+    if (d->kind() != ValueKind::Tensor || !d->meta() || !values[i].is_tensor()) continue;
+    const Tensor& t = values[i].tensor();
+    const TensorMeta& m = *d->meta();
+    bool same = t.dtype == m.dtype && t.sizes.size() == m.sizes.size();
+    for (size_t k = 0; same && k < m.sizes.size(); ++k) same = !m.sizes[k].is_concrete() || m.sizes[k].value() == t.sizes[k];
+    if (!same) {
+      return make_error(std::string(what) + " returned " + std::string(dtype_name(t.dtype)) + " " + shape_string(t.sizes) +
+                        " as output " + std::to_string(i) + " '" + d->name() + "', declared " +
+                        std::string(dtype_name(m.dtype)) + " " + format_dims(m.sizes));
+    }
+  }
+  return Status::Ok();
+}
+
+Status set_outputs(KernelCall& call, std::vector<EValue> values, std::string_view what) {
+  LATHE_RETURN_IF_ERROR(check_declared(call.node(), values, what));
   for (size_t i = 0; i < values.size(); ++i) LATHE_RETURN_IF_ERROR(call.set_output(i, std::move(values[i])));
   return Status::Ok();
 }
@@ -87,13 +111,19 @@ Result<std::shared_ptr<DelegateHandle>> plan_cond(const Node& n, const GraphPlan
 
 class WhileLoopHandle : public DelegateHandle {
  public:
-  WhileLoopHandle(std::unique_ptr<GraphPlan> c, std::unique_ptr<GraphPlan> b) : cond_(std::move(c)), body_(std::move(b)) {}
+  WhileLoopHandle(std::unique_ptr<GraphPlan> c, std::unique_ptr<GraphPlan> b, int64_t max_iterations)
+      : cond_(std::move(c)), body_(std::move(b)), max_iterations_(max_iterations) {}
 
   Status execute(KernelCall& call) override {
     LATHE_ASSIGN_OR_RETURN(std::vector<EValue> carried, call.arg_items(2));
     LATHE_ASSIGN_OR_RETURN(std::vector<EValue> extra, call.arg_items(3));
     const size_t count = carried.size();
     for (int64_t iteration = 0;; ++iteration) {
+      if (iteration == max_iterations_) {
+        return make_error("while_loop ran " + std::to_string(max_iterations_) +
+                          " iterations without its condition becoming false (the limit: "
+                          "GraphPlanOptions::max_loop_iterations)");
+      }
       auto c = cond_->run(concat(carried, extra));
       if (!c.ok()) return c.error().context("cond_fn, iteration " + std::to_string(iteration));
       if (c->size() != 1) return make_error("cond_fn returned " + std::to_string(c->size()) + " values, not 1");
@@ -105,6 +135,8 @@ class WhileLoopHandle : public DelegateHandle {
         return make_error("body_fn returned " + std::to_string(next->size()) + " values for " + std::to_string(count) +
                           " carried");
       }
+      // The carries keep the types the node declares, every iteration.
+      LATHE_RETURN_IF_ERROR(check_declared(call.node(), *next, "body_fn, iteration " + std::to_string(iteration) + ","));
       carried = std::move(next).value();
     }
     return set_outputs(call, std::move(carried), "while_loop");
@@ -112,6 +144,7 @@ class WhileLoopHandle : public DelegateHandle {
 
  private:
   std::unique_ptr<GraphPlan> cond_, body_;
+  int64_t max_iterations_;
 };
 
 Result<std::shared_ptr<DelegateHandle>> plan_while_loop(const Node& n, const GraphPlanOptions& options) {
@@ -125,7 +158,8 @@ Result<std::shared_ptr<DelegateHandle>> plan_while_loop(const Node& n, const Gra
     return make_error("cond_fn/body_fn take " + std::to_string(c->graph().inputs().size()) + "/" +
                       std::to_string(b->graph().inputs().size()) + " input(s), while_loop passes " + std::to_string(inputs));
   }
-  return std::shared_ptr<DelegateHandle>(std::make_shared<WhileLoopHandle>(std::move(c), std::move(b)));
+  return std::shared_ptr<DelegateHandle>(
+      std::make_shared<WhileLoopHandle>(std::move(c), std::move(b), options.max_loop_iterations));
 }
 
 // A region marker (no_grad, autocast): runs its subgraph on the arguments

@@ -3,6 +3,8 @@
 // expected value is worked out by hand in the comment beside it.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "lathe/ir/graph_builder.h"
 #include "lathe/runtime/executor.h"
 #include "lathe/runtime/kernels/util.h"
@@ -133,6 +135,48 @@ TEST(ControlFlow, WhileLoopCarriesValuesUntilTheConditionFails) {
     EXPECT_EQ(*kernels::cdata<int64_t>((*out)[0].tensor()), std::max<int64_t>(start, 3));
     EXPECT_EQ(float_values((*out)[1].tensor()), (std::vector<float>{1 + 0.5f * iterations, 2.0f - iterations}));
   }
+}
+
+// _NEG: a loop whose condition never turns false stops at the iteration
+// limit with an error naming the node (the CLI and Python would hang).
+TEST(ControlFlow, WhileLoopStopsAtTheIterationLimit_NEG) {
+  ExportedProgram ep;
+  build_loop(ep);
+  ExecutorOptions o;
+  o.max_loop_iterations = 1000;
+  auto ex = Executor::create(ep, o);
+  ASSERT_TRUE(ex.ok()) << ex.error().message();
+  Tensor i0 = Tensor::empty(DType::Int64, {});
+  *kernels::mdata<int64_t>(i0) = std::numeric_limits<int64_t>::min();  // i < 3 for 2^63 iterations
+  auto out = (*ex)->run(std::vector<EValue>{i0, float_tensor({2}, {1, 2}), float_tensor({2}, {0.5f, -1})});
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.error().message().find("while_loop ran 1000 iterations without its condition becoming false"),
+            std::string::npos) << out.error().message();
+  EXPECT_NE(out.error().message().find("while_loop"), std::string::npos);
+  *kernels::mdata<int64_t>(i0) = 2;  // 1 iteration: well inside the limit
+  EXPECT_TRUE((*ex)->run(std::vector<EValue>{i0, float_tensor({2}, {1, 2}), float_tensor({2}, {0.5f, -1})}).ok());
+}
+
+// _NEG: a branch or loop body whose result disagrees with what the node
+// declares (dtype, rank, a concrete size) is an error naming both, each
+// call; it used to flow on as the declared type.
+TEST(ControlFlow, SubgraphResultsMustMatchTheDeclaredOutputs_NEG) {
+  auto doubling = std::make_shared<Graph>();  // x[3] -> cat(x, x): [6], declared [3]
+  {
+    GraphBuilder b(*doubling);
+    Value* x = b.input("x", GraphBuilder::tensor_meta({3}));
+    b.output(b.call("aten.cat.default", {{"tensors", Argument(TensorList{{x, x}})}}, {6}));
+  }
+  ExportedProgram ep;
+  build_cond(ep, branch(true), doubling);
+  auto ex = Executor::create(ep);
+  ASSERT_TRUE(ex.ok()) << ex.error().message();
+  const Tensor x = float_tensor({3}, {1, -2, 4});
+  EXPECT_TRUE((*ex)->run(std::vector<EValue>{scalar_bool(true), x}).ok());
+  auto out = (*ex)->run(std::vector<EValue>{scalar_bool(false), x});
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.error().message().find("the false branch returned float32 [6] as output 0 'cond', declared float32 [3]"),
+            std::string::npos) << out.error().message();
 }
 
 // out = wrap(x -> -x)(x * 2): the region's subgraph runs on the operands

@@ -46,6 +46,9 @@ struct ExecutorOptions {
   // Runs lathe.delegate.<backend> nodes (see delegate.h); nullptr: a
   // program with delegate nodes fails create(), naming them.
   const DelegateRegistry* delegates = nullptr;
+  // GraphPlanOptions::max_loop_iterations: a while_loop still running after
+  // this many iterations is an error naming the node.
+  int64_t max_loop_iterations = int64_t{1} << 24;
 };
 
 class Executor {

@@ -46,6 +46,11 @@ struct GraphPlanOptions {
   // lifted constant, never-mutated buffer), else nullptr; kernels with a
   // PrepareFn repack such operands once. Unset: nothing is prepared.
   std::function<const Tensor*(const Value*)> constant_of;
+  // A while_loop whose condition is still true after this many iterations
+  // is an error naming the node, not a hang (a program from a file may loop
+  // forever, or 2^62 times). Large (16.8 million): exported loops run a few
+  // thousand.
+  int64_t max_loop_iterations = int64_t{1} << 24;
 };
 
 class GraphPlan {
