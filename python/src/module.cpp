@@ -23,16 +23,24 @@ namespace {
 
 // One Program as Python sees it: immutable (transform and lower return new
 // ones), so runners created over it stay valid; closed by close().
+//
+// Work done with the GIL released (load, transform, save, run) holds its own
+// reference to the program and its runner, so close() from another thread
+// while it runs never frees what it reads: the memory goes when the last
+// call in flight returns, and later calls are refused.
 class PyProgram {
  public:
   // `verified`: the program has just been verified (a transform's result),
   // so saving it does not verify it again; it cannot change afterwards.
   explicit PyProgram(Program program, bool verified = false)
-      : program_(std::make_unique<Program>(std::move(program))), verified_(verified) {}
+      : program_(std::make_shared<Program>(std::move(program))), verified_(verified) {}
 
-  const Program& program() const {
+  const Program& program() const { return *held(); }
+
+  // The program, kept alive for as long as the caller holds the pointer.
+  std::shared_ptr<const Program> held() const {
     if (!program_) throw LatheError("the program is closed");
-    return *program_;
+    return program_;
   }
 
   std::vector<std::string> methods() const { return program().method_names(); }
@@ -44,7 +52,8 @@ class PyProgram {
 
   // A deep copy of the graphs; weights are shared (nothing writes into them).
   Program clone() const {
-    const Program& p = program();
+    const std::shared_ptr<const Program> hold = held();
+    const Program& p = *hold;
     py::gil_scoped_release nogil;
     return p.clone();
   }
@@ -104,13 +113,15 @@ class PyProgram {
   }
 
   void save(const std::filesystem::path& path, const std::string& format) const {
-    const Program& p = program();
+    const std::shared_ptr<const Program> hold = held();
+    const Program& p = *hold;
     py::gil_scoped_release nogil;
     check(lathe::save(p, path.string(), SaveOptions{format, !verified_}));
   }
 
   py::bytes to_bytes(const std::string& format) const {
-    const Program& p = program();
+    const std::shared_ptr<const Program> hold = held();
+    const Program& p = *hold;
     std::vector<std::byte> bytes;
     {
       py::gil_scoped_release nogil;
@@ -120,7 +131,8 @@ class PyProgram {
   }
 
   py::tuple run(const py::args& inputs, const std::optional<std::string>& method) {
-    Slot& slot = runner(method.value_or(""));
+    const std::shared_ptr<Slot> held_slot = runner(method.value_or(""));
+    Slot& slot = *held_slot;
     bool saw_torch = false;
     std::vector<EValue> values;
     values.reserve(inputs.size());
@@ -138,7 +150,11 @@ class PyProgram {
     return out;
   }
 
-  void reset_state(const std::optional<std::string>& method) { runner(method.value_or("")).runner->reset_state(); }
+  void reset_state(const std::optional<std::string>& method) {
+    const std::shared_ptr<Slot> slot = runner(method.value_or(""));
+    std::lock_guard<std::mutex> lock(slot->mutex);
+    slot->runner->reset_state();
+  }
 
   void close() {
     runners_.clear();
@@ -150,27 +166,28 @@ class PyProgram {
 
  private:
   struct Slot {
+    std::shared_ptr<const Program> program;  // the runner reads it: kept alive with it
     std::unique_ptr<Runner> runner;
     std::mutex mutex;
   };
 
-  Slot& runner(const std::string& method) {
-    const Program& p = program();
+  std::shared_ptr<Slot> runner(const std::string& method) {
+    const std::shared_ptr<const Program> hold = held();
     auto it = runners_.find(method);
-    if (it != runners_.end()) return *it->second;
-    auto slot = std::make_unique<Slot>();
+    if (it != runners_.end()) return it->second;
+    auto slot = std::make_shared<Slot>();
+    slot->program = hold;
     {
       py::gil_scoped_release nogil;
-      slot->runner = take(Runner::create(p, method));
+      slot->runner = take(Runner::create(*hold, method));
     }
-    Slot& ref = *slot;
-    runners_[method] = std::move(slot);
-    return ref;
+    runners_[method] = slot;
+    return slot;
   }
 
-  std::unique_ptr<Program> program_;
+  std::shared_ptr<Program> program_;
   bool verified_ = false;
-  std::map<std::string, std::unique_ptr<Slot>> runners_;
+  std::map<std::string, std::shared_ptr<Slot>> runners_;
   std::vector<std::weak_ptr<ViewSession>> views_;  // closed with the program
 };
 
