@@ -210,6 +210,10 @@ Status register_backend(std::shared_ptr<const Backend> backend);
 struct RunnerOptions {
   // Let intermediates share buffers when their lifetimes allow.
   bool plan_memory = true;
+  // Asked before every node of every call; returning true stops the call
+  // with an error ("interrupted before node ..."): how an embedder lets a
+  // user cancel a long run (the Python package: Ctrl-C).
+  std::function<bool()> interrupted;
 };
 
 // Threads, process-wide like torch.set_num_threads: `portable` for the

@@ -6,7 +6,9 @@
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
+#include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <mutex>
 
@@ -20,6 +22,23 @@
 namespace lathe::python {
 
 namespace {
+
+// Lets Ctrl-C stop a run: Python's own SIGINT handler only runs when the
+// thread holding the GIL checks for signals, and a run holds none. Between
+// nodes, at most every 50 ms (a graph of tiny nodes must not take the GIL
+// per node), the running thread takes it and asks; a pending
+// KeyboardInterrupt stops the call and is raised by run().
+std::function<bool()> ctrl_c_check() {
+  auto last = std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
+  return [last] {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - *last < std::chrono::milliseconds(50)) return false;
+    *last = now;
+    py::gil_scoped_acquire gil;
+    return PyErr_CheckSignals() != 0;
+  };
+}
+
 
 // One Program as Python sees it: immutable (transform and lower return new
 // ones), so runners created over it stay valid; closed by close().
@@ -137,14 +156,17 @@ class PyProgram {
     std::vector<EValue> values;
     values.reserve(inputs.size());
     for (size_t i = 0; i < inputs.size(); ++i) values.push_back(to_evalue(inputs[i], i, saw_torch));
-    std::vector<EValue> outputs;
+    Result<std::vector<EValue>> r = std::vector<EValue>{};
     {
       py::gil_scoped_release nogil;
       std::lock_guard<std::mutex> lock(slot.mutex);
-      auto r = slot.runner->run(values);
+      r = slot.runner->run(values);
       values.clear();  // input views are released before the GIL is taken back
-      outputs = take(std::move(r));
     }
+    // Ctrl-C stopped the call (ctrl_c_check): raise the KeyboardInterrupt
+    // Python's handler set, not a lathe.Error.
+    if (!r.ok() && PyErr_Occurred()) throw py::error_already_set();
+    std::vector<EValue> outputs = take(std::move(r));
     py::tuple out(outputs.size());
     for (size_t i = 0; i < outputs.size(); ++i) out[i] = to_python(outputs[i], saw_torch);
     return out;
@@ -177,9 +199,11 @@ class PyProgram {
     if (it != runners_.end()) return it->second;
     auto slot = std::make_shared<Slot>();
     slot->program = hold;
+    RunnerOptions options;
+    options.interrupted = ctrl_c_check();
     {
       py::gil_scoped_release nogil;
-      slot->runner = take(Runner::create(*hold, method));
+      slot->runner = take(Runner::create(*hold, method, options));
     }
     runners_[method] = slot;
     return slot;

@@ -198,3 +198,24 @@ def test_close_while_another_thread_runs_is_safe_NEG():
     assert results, "no call completed before close()"
     np.testing.assert_allclose(results[0], outputs[0], rtol=1e-4, atol=1e-5)
     assert errors and "the program is closed" in errors[0], errors
+
+
+def test_ctrl_c_interrupts_a_long_run_NEG():
+    # A run holds no GIL, so Python's SIGINT handler never ran until it
+    # returned: a 10-million-iteration while_loop could not be stopped.
+    import signal
+    import threading
+    import time
+
+    p = lathe.load(os.path.join(SOURCE, "fixtures", "dynamic", "while_loop_tanh.pt2"))
+    x = np.ones((2, 4), np.float32)
+    (i, _) = p.run(x, np.array(3, np.int64))
+    assert int(i) == 3
+    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+    start = time.monotonic()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        p.run(x, np.array(10**7, np.int64))
+    assert time.monotonic() - start < 5.0
+    (i, _) = p.run(x, np.array(2, np.int64))  # still usable afterwards
+    assert int(i) == 2

@@ -35,6 +35,7 @@ Result<std::unique_ptr<Runner>> Runner::create(const Program& program, const std
   auto impl = std::make_unique<Impl>(Impl{m->name, all_delegates(), nullptr});
   ExecutorOptions eo;
   eo.plan_memory = options.plan_memory;
+  eo.interrupted = options.interrupted;
   eo.delegates = &impl->delegates;
   auto executor = Executor::create(*m->program, eo);
   if (!executor.ok()) return executor.error().context(m->name);

@@ -131,6 +131,7 @@ Status Executor::Impl::plan(const ExportedProgram& ep, const ExecutorOptions& op
   go.delegates = options.delegates;
   go.plan_memory = options.plan_memory;
   go.max_loop_iterations = options.max_loop_iterations;
+  go.interrupted = options.interrupted;
   written_in_place = state_written_in_place(ep);
   own_state_written_in_place();
   std::set<std::string> mutated = mutated_state(ep);

@@ -22,6 +22,7 @@
 //   time; use one executor per thread.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -49,6 +50,8 @@ struct ExecutorOptions {
   // GraphPlanOptions::max_loop_iterations: a while_loop still running after
   // this many iterations is an error naming the node.
   int64_t max_loop_iterations = int64_t{1} << 24;
+  // GraphPlanOptions::interrupted.
+  std::function<bool()> interrupted;
 };
 
 class Executor {

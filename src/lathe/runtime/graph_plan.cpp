@@ -172,6 +172,7 @@ struct GraphPlan::Impl : OutputAllocator {
   std::vector<std::shared_ptr<Storage>> buffers;
   MemoryStats stats;
   const PlannedNode* current = nullptr;
+  std::function<bool()> interrupted;  // GraphPlanOptions::interrupted
 
   Result<Tensor> allocate(size_t index, DType dtype, const std::vector<int64_t>& sizes) override;
   Status plan(const Graph& g, const GraphPlanOptions& options, const std::vector<bool>& output_escapes);
@@ -206,6 +207,7 @@ Result<Tensor> GraphPlan::Impl::allocate(size_t index, DType dtype, const std::v
 
 Status GraphPlan::Impl::plan(const Graph& g, const GraphPlanOptions& options, const std::vector<bool>& output_escapes) {
   graph = &g;
+  interrupted = options.interrupted;
   SlotMap slot_of;
   std::vector<const Value*> value_of;
   auto add_slot = [&](const Value* v) {
@@ -388,6 +390,10 @@ Result<std::vector<EValue>> GraphPlan::Impl::run(std::vector<EValue> inputs) {
   }
   inputs.clear();
   for (const PlannedNode& p : nodes) {
+    if (interrupted && interrupted()) {
+      std::fill(slots.begin(), slots.end(), EValue());
+      return make_error("interrupted before " + node_label(*p.node));
+    }
     current = &p;
     KernelCall call(*p.node, p.args, p.outputs, slots, *this, p.prepared.get());
     Status s = p.handle ? p.handle->execute(call) : p.fn(call);

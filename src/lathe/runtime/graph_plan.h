@@ -51,6 +51,10 @@ struct GraphPlanOptions {
   // forever, or 2^62 times). Large (16.8 million): exported loops run a few
   // thousand.
   int64_t max_loop_iterations = int64_t{1} << 24;
+  // Asked before every node; true stops the call with an error ("interrupted
+  // before node ..."). How a binding lets Ctrl-C through a long run. Unset:
+  // never asked.
+  std::function<bool()> interrupted;
 };
 
 class GraphPlan {
