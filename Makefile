@@ -47,7 +47,7 @@ test: build test-deps
 bench: build
 	@bash scripts/bench.sh $(BUILD)
 
-# The random-program sweep (tests/sweep, README "Random-program sweep"):
+# The random-program sweep (tests/sweep, docs/sweep.md):
 # programs from a time-based seed for SECONDS seconds; failures are shrunk
 # and saved under SWEEP_FAILURES as <seed>.pt2 + <seed>.txt.
 SECONDS ?= 60
@@ -57,7 +57,7 @@ sweep: deps venv $(BUILD)/CMakeCache.txt
 	$(BUILD)/lathe_sweep --seconds $(SECONDS) --shrink --save-failures $(SWEEP_FAILURES)
 
 # Lathe vs PyTorch 2.13 eager, ExecuTorch + XNNPACK and ONNX Runtime on the
-# same models, 1 and 2 threads (tools/bench_peers.py; README, Benchmarks).
+# same models, 1 and 2 threads (tools/bench_peers.py; docs/benchmarks.md).
 # Its set-up installs the pinned peers (tools/requirements-peers.txt) into
 # .venv; never part of `make test`. PEERS_ARGS="--only mlp --repeat 200".
 PEERS_ARGS ?=

@@ -1,5 +1,5 @@
-// The measurement that chose Lathe's fp32 GEMM (issue 17, part 3; README,
-// Benchmarks, "Which GEMM"): one linear, C = X W^T + b, through each
+// The measurement that chose Lathe's fp32 GEMM (issue 17, part 3;
+// docs/benchmarks.md, "Which GEMM"): one linear, C = X W^T + b, through each
 // candidate, one thread, in one process, the candidates taking turns.
 //
 //   Lathe's blocked GEMM, per tile set (avx512 8x32, avx2 6x16, scalar

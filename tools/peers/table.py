@@ -3,7 +3,7 @@ the issue's targets at 1 thread, GFLOP/s of the large linear against the
 machine's limit, and every n/a or disagreement with its exact reason.
 
 A result is a dict: {"median", "p90" (ms), "ok", "check", "note"} or
-{"error": reason}. Markdown tables, so the README takes them verbatim.
+{"error": reason}. Markdown tables, so docs/benchmarks.md takes them verbatim.
 """
 
 PEER_TITLES = [

@@ -3,8 +3,8 @@
 // runs them in order on every call. Fully-connected ops are the exception:
 // their weights are packed at init for Lathe's blocked GEMM
 // (runtime/kernels/gemm_blocked.h), which reached 4-7x the GFLOP/s of this
-// (February 2022) XNNPACK's fully-connected on a large linear (README,
-// Benchmarks); bias and a fused clamp are its epilogue.
+// (February 2022) XNNPACK's fully-connected on a large linear
+// (docs/benchmarks.md); bias and a fused clamp are its epilogue.
 #include <xnnpack.h>
 
 #include <algorithm>
