@@ -44,7 +44,7 @@ if(lathe_python_tree)
   set_target_properties(_lathe PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${lathe_python_tree}/lathe)
   add_custom_command(TARGET _lathe POST_BUILD
                      COMMAND ${CMAKE_COMMAND} -E copy_if_different ${lathe_python_files} ${lathe_python_tree}/lathe/)
-  foreach(suite Api Torch Llm Passes Backends)
+  foreach(suite Api Torch Llm Passes Backends Hostile)
     add_test(NAME Python.${suite}
              COMMAND ${LATHE_PYTHON} -m pytest -q -p no:cacheprovider
                      ${PROJECT_SOURCE_DIR}/python/tests/test_$<LOWER_CASE:${suite}>.py)
@@ -52,4 +52,12 @@ if(lathe_python_tree)
       ENVIRONMENT "PYTHONPATH=${lathe_python_tree};LATHE_SOURCE_DIR=${PROJECT_SOURCE_DIR};PYTHONDONTWRITEBYTECODE=1;LATHE_WITH_XNNPACK=$<BOOL:${LATHE_WITH_XNNPACK}>"
       TIMEOUT 900)
   endforeach()
+  # The binding's fuzzer (python/tests/fuzz_binding.py, fuzz/README.md): 20 s
+  # of random inputs, layouts and dtypes through Program.run from several
+  # threads with close() in between, each batch in a child process.
+  add_test(NAME Python.FuzzBinding
+           COMMAND ${LATHE_PYTHON} ${PROJECT_SOURCE_DIR}/python/tests/fuzz_binding.py --seconds 20)
+  set_tests_properties(Python.FuzzBinding PROPERTIES
+    ENVIRONMENT "PYTHONPATH=${lathe_python_tree};LATHE_SOURCE_DIR=${PROJECT_SOURCE_DIR};PYTHONDONTWRITEBYTECODE=1"
+    TIMEOUT 300)
 endif()

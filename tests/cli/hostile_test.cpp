@@ -12,6 +12,9 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+
+#include <nlohmann/json.hpp>
 
 #include "cli/cli_support.h"
 #include "lathe/archive/zip_reader.h"
@@ -118,6 +121,60 @@ std::string evil_torch_save() {
   return std::string(reinterpret_cast<const char*>(b.data()), b.size());
 }
 
+// What a hostile name holds: an OSC title sequence ended by BEL, a bidi
+// override that makes the rest of the line read backwards, and DEL.
+constexpr const char* kHostile = "\x1b]0;pwned\x07\xe2\x80\xae\x7f";
+constexpr const char* kHostileEscaped = "\\x1b]0;pwned\\x07\\u202e\\x7f";
+
+// Nothing of kHostile reached the terminal raw; its escaped form did.
+void expect_escaped(const std::string& text, const std::string& what) {
+  EXPECT_EQ(text.find('\x1b'), std::string::npos) << what << ": " << text;
+  EXPECT_EQ(text.find('\x07'), std::string::npos) << what << ": " << text;
+  EXPECT_EQ(text.find("\xe2\x80\xae"), std::string::npos) << what << ": " << text;
+  EXPECT_EQ(text.find('\x7f'), std::string::npos) << what << ": " << text;
+  EXPECT_NE(text.find(kHostileEscaped), std::string::npos) << what << ": " << text;
+}
+
+bool holds_string(const nlohmann::json& j, const std::string& s) {
+  if (j.is_string()) return j.get<std::string>() == s;
+  if (!j.is_structured()) return false;
+  return std::any_of(j.begin(), j.end(), [&](const nlohmann::json& item) { return holds_string(item, s); });
+}
+
+// x -> relu (named a<hostile>) -> evil<hostile> (an op no kernel runs) -> b<hostile>.
+std::string write_hostile_program(const Lathe& lathe) {
+  Program p;
+  GraphBuilder b(p.add_method("model"));
+  Value* x = b.user_input("x", {2});
+  Value* a = b.call("aten.relu.default", {{"self", x}}, {2}, DType::Float32, std::string("a") + kHostile);
+  b.user_output(b.call(std::string("aten.evil") + kHostile + ".default", {{"self", a}}, {2}, DType::Float32,
+                       std::string("b") + kHostile));
+  const std::string path = lathe.dir + "/hostile.pt2";
+  EXPECT_TRUE(write_pt2(p, path).ok());
+  return path;
+}
+
+// The archive at `path` with its model JSON's text edited by `edit`.
+std::string with_edited_json(const std::string& path, const std::function<void(std::string&)>& edit) {
+  auto zip = ZipReader::open(path);
+  EXPECT_TRUE(zip.ok());
+  MemorySink sink;
+  ZipWriter z(sink);
+  for (const ZipEntry& e : zip->entries()) {
+    auto bytes = zip->read(e);
+    EXPECT_TRUE(bytes.ok());
+    std::string data(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+    if (e.name.ends_with("models/model.json")) edit(data);
+    EXPECT_TRUE(z.add(e.name, data).ok());
+  }
+  EXPECT_TRUE(z.finish().ok());
+  auto out = sink.take();
+  const std::string edited = path + ".edited.pt2";
+  write_bytes(edited, std::string(reinterpret_cast<const char*>(out.data()), out.size()));
+  return edited;
+}
+
+
 TEST(Hostile, NpyInputsThatOnceAborted) {
   const Lathe lathe;
   const std::string huge = lathe.dir + "/huge.npy";
@@ -133,7 +190,7 @@ TEST(Hostile, NpyInputsThatOnceAborted) {
   write_bytes(open, npy("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 64), ", std::string(256, '\0')));
   CommandResult u = lathe("run " + quoted_fixture("mlp.pt2") + " --inputs '" + open + "'");
   EXPECT_EQ(u.exit_code, 1) << u.err;
-  EXPECT_NE(u.err.find(open + ": npy header is not a terminated {...} dict"), std::string::npos) << u.err;
+  EXPECT_NE(u.err.find(open + ": npy header: the {...} dict is not closed"), std::string::npos) << u.err;
 }
 
 TEST(Hostile, OptionValuesThatCannotMeanAnything) {
@@ -320,6 +377,43 @@ TEST(Hostile, NamesAreEscapedWhenPrinted) {
   CommandResult j = lathe("inspect --json '" + in + "'");
   EXPECT_EQ(j.exit_code, 0) << j.err;
   EXPECT_EQ(j.out.find('\x1b'), std::string::npos) << j.out;
+}
+
+// Terminal escape codes and bidi overrides in node names and targets
+// reached the terminal raw from the graph printer, the missing-kernel error,
+// lowering's explanations and the reader's errors.
+TEST(Hostile, HostileNamesNeverReachTheTerminalRaw) {
+  const Lathe lathe;
+  const std::string in = write_hostile_program(lathe);
+  CommandResult g = lathe("inspect --graph '" + in + "'");
+  EXPECT_EQ(g.exit_code, 0) << g.err;
+  expect_escaped(g.out, "inspect --graph");
+  // JSON escapes what it must itself; what the CLI escapes besides (the bidi
+  // override, DEL) is spelled as JSON escapes, so the names read back exact.
+  CommandResult j = lathe("inspect --json '" + in + "'");
+  EXPECT_EQ(j.exit_code, 0) << j.err;
+  EXPECT_EQ(j.out.find_first_of("\x1b\x07\x7f"), std::string::npos) << j.out;
+  EXPECT_EQ(j.out.find("\xe2\x80\xae"), std::string::npos) << j.out;
+  const auto info = nlohmann::json::parse(j.out, nullptr, false);
+  ASSERT_FALSE(info.is_discarded()) << j.out;
+  EXPECT_TRUE(holds_string(info, std::string("b") + kHostile)) << j.out;
+  CommandResult r = lathe("run '" + in + "'");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("no kernel for"), std::string::npos) << r.err;
+  expect_escaped(r.err, "run");
+  CommandResult l = lathe("lower '" + in + "' -o '" + lathe.dir + "/lowered.pt2' --backend vulkan --explain");
+  expect_escaped(l.out, "lower --explain");
+  // The second node reads a value that the edited file no longer defines.
+  const std::string broken = with_edited_json(in, [](std::string& json) {
+    const std::string defined = R"("outputs":[{"as_tensor":{"name":"a)";
+    const size_t at = json.find(defined);
+    ASSERT_NE(at, std::string::npos) << json;
+    json.insert(at + defined.size(), "_gone");
+  });
+  CommandResult e = lathe("inspect '" + broken + "'");
+  EXPECT_EQ(e.exit_code, 1) << e.err;
+  EXPECT_NE(e.err.find("undefined value"), std::string::npos) << e.err;
+  expect_escaped(e.err, "a load error");
 }
 
 }  // namespace

@@ -13,6 +13,9 @@ fails, saying so: the browser is part of what is tested, not optional.
   Network     no request leaves any page; no console or CSP error
   Screenshot  a screenshot of the TTS diff page is a PNG that is not blank
   BadInput    an archive that does not load: inspect's one-line error, no HTML
+  Hostile     an archive whose op, module path and stack trace hold markup: shown
+              as text, no element or handler injected, no script of its own run;
+              the page's policy allows no inline script or style but its own
 """
 
 import json
@@ -20,6 +23,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cdp import Chromium, png_pixels  # noqa: E402
@@ -231,10 +235,58 @@ def check_bad_input(tmp):
         expect(not os.path.exists(out), f"HTML written for {files}")
     print("ok BadInput")
 
+# Markup that runs its script if the page ever parses it as HTML (it once
+# did: the op name went unescaped into a class attribute).
+INJECTED = '"><img src="data:," onerror="window.__pwned=1"><script>window.__pwned=2</script>'
+
+
+def hostile_archive(tmp):
+    """simple_linear with INJECTED in an op target, a module path and a stack trace."""
+    src = os.path.join(SOURCE, "fixtures", "simple_linear.pt2")
+    out = os.path.join(tmp, "hostile.pt2")
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(out, "w") as zout:
+        for info in zin.infolist():
+            data = zin.read(info)
+            if info.filename.endswith("models/model.json"):
+                model = json.loads(data)
+                node = model["graph_module"]["graph"]["nodes"][0]
+                node["target"] = node["target"].replace(".default", INJECTED + ".default")
+                node["metadata"]["stack_trace"] = INJECTED
+                node["metadata"]["nn_module_stack"] = "L__self__,,M;evil," + INJECTED + ",T" + INJECTED
+                data = json.dumps(model).encode()
+            zout.writestr(info.filename, data)
+    return out
+
+
+def check_hostile(c, tmp):
+    archive = hostile_archive(tmp)
+    page = os.path.join(tmp, "hostile.html")
+    lathe("view", archive, "-o", page)
+    diff = os.path.join(tmp, "hostile_diff.html")
+    lathe("view", archive, archive, "-o", diff)
+    for p in (page, diff):
+        c.open(url(p))
+        c.evaluate("latheView.expandAll()")
+        for i in range(c.evaluate("document.querySelectorAll('.box[data-kind=op]').length")):
+            c.evaluate(f"document.querySelectorAll('.box[data-kind=op]')[{i}].click()")
+        c.evaluate("new Promise(r => setTimeout(r, 300))")
+        shown = c.evaluate("document.getElementById('canvas').innerText + document.getElementById('panel').innerText")
+        expect('<img src="data:,"' in shown, f"{p}: the hostile op is not shown as text: {shown}")
+        expect(c.evaluate("document.querySelectorAll('img').length") == 0, f"{p}: an img element was injected")
+        expect(c.evaluate("document.scripts.length") == 2, f"{p}: a script element was injected")
+        handlers = c.evaluate("[...document.querySelectorAll('*')].flatMap(e => [...e.attributes]"
+                              ".filter(a => a.name.startsWith('on')).map(a => e.tagName + ' ' + a.name))")
+        expect(not handlers, f"{p}: event handler attributes injected: {handlers}")
+        expect(c.evaluate("typeof window.__pwned") == "undefined", f"{p}: the injected script ran")
+        expect(not c.problems(), f"{p}: console or CSP errors: {c.problems()}")
+        csp = c.evaluate("document.querySelector('meta[http-equiv=Content-Security-Policy]').content")
+        expect("unsafe-inline" not in csp and "'sha256-" in csp, f"{p}: the policy allows inline code: {csp}")
+    print("ok Hostile")
+
 
 def main():
     check = sys.argv[1] if len(sys.argv) > 1 else "all"
-    checks = ["NodeCount", "Collapse", "Diff", "Delegate", "Network", "Screenshot", "BadInput"]
+    checks = ["NodeCount", "Collapse", "Diff", "Delegate", "Network", "Screenshot", "BadInput", "Hostile"]
     if check != "all" and check not in checks:
         sys.exit(f"unknown check {check}; one of {', '.join(checks)}")
     with tempfile.TemporaryDirectory(prefix="lathe-view-test-") as tmp:
@@ -246,7 +298,8 @@ def main():
         with Chromium(width=1400, height=1000) as c:
             for k in browser_checks:
                 {"NodeCount": check_node_count, "Collapse": check_collapse, "Diff": check_diff,
-                 "Delegate": check_delegate, "Network": check_network, "Screenshot": check_screenshot}[k](c, tmp)
+                 "Delegate": check_delegate, "Network": check_network, "Screenshot": check_screenshot,
+                 "Hostile": check_hostile}[k](c, tmp)
 
 
 if __name__ == "__main__":

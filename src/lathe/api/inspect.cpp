@@ -67,7 +67,20 @@ std::string inspect_json(const Program& program) {
   root["methods"] = std::move(methods);
   // Names are the file's bytes: not always valid UTF-8, which dump() would
   // throw on; invalid sequences become U+FFFD.
-  return root.dump(-1, ' ', false, Json::error_handler_t::replace);
+  const std::string text = root.dump(-1, ' ', false, Json::error_handler_t::replace);
+  // DEL is the one control character JSON leaves raw (and only inside
+  // strings). Spelled \u007f, the text goes through the CLI's escaping
+  // (printable_text) unchanged in meaning: what else that escapes in JSON
+  // (C1 and bidi controls) it spells as the same JSON escapes.
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    if (c == '\x7f')
+      out += "\\u007f";
+    else
+      out += c;
+  }
+  return out;
 }
 
 }  // namespace lathe

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "lathe/cli/commands.h"
+#include "lathe/cli/printable_streams.h"
 #include "lathe/core/temp_files.h"
 
 namespace {
@@ -54,6 +55,7 @@ void keep_large_blocks_mapped() {
 int main(int argc, char** argv) {
   lathe::install_temp_file_cleanup();
   keep_large_blocks_mapped();
+  lathe::cli::escape_standard_streams();
   CLI::App app{"Lathe: load, rewrite, lower, run and save torch.export programs (.pt2)", "lathe"};
   app.set_version_flag("--version", "lathe " LATHE_VERSION);
   app.require_subcommand(1);

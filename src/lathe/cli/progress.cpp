@@ -4,6 +4,8 @@
 
 #include <cstdio>
 
+#include "lathe/core/printable.h"
+
 namespace lathe::cli {
 
 namespace {
@@ -38,8 +40,11 @@ Progress Progress::for_stderr(bool quiet) { return Progress(shown_on_stderr(quie
 Progress::~Progress() { finish(); }
 
 void Progress::step(std::string what) {
+  // Drawn straight to the terminal, past the escaping streams (a pass or
+  // method name from the file may be in it).
+  std::string line = printable_name(what);
   std::lock_guard<std::mutex> lock(mu_);
-  step_ = std::move(what);
+  step_ = std::move(line);
 }
 
 void Progress::finish() {

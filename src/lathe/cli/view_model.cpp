@@ -9,6 +9,7 @@
 #include "lathe/analysis/constness.h"
 #include "lathe/backends/payload.h"
 #include "lathe/core/atomic_file.h"
+#include "lathe/core/printable.h"
 #include "lathe/ir/printer.h"
 #include "lathe/passes/pass_manager.h"
 #include "lathe/view/view_template.h"  // generated from src/lathe/view/view.html
@@ -248,17 +249,36 @@ Result<GraphModel> graph_model(const ViewSource& source, const std::string& meth
   return GraphBuilder(*m->program, source, m->name).build();
 }
 
-std::string dump(const Json& j) {
-  // '<' only occurs inside strings, where \u003c means the same: the JSON
-  // can then never close the <script> element that holds it.
-  std::string s = j.dump(-1, ' ', false, Json::error_handler_t::replace);
+// Every string the page shows is escaped as the terminal would show it
+// (printable_text): the page inserts names as text, never as markup, but a
+// bidi override would still turn a name around.
+void escape_strings(Json& j) {
+  if (j.is_string()) {
+    auto& s = j.get_ref<std::string&>();
+    if (!is_printable_text(s)) s = printable_text(s);
+  } else if (j.is_structured()) {
+    for (Json& item : j) escape_strings(item);
+  }
+}
+
+// The model as the text of its <script type="application/json"> element.
+// '<' only occurs inside strings, where \u003c means the same: the JSON can
+// then never close the element that holds it or open a comment. U+2028 and
+// U+2029 are escaped too, as JSON allows, so the text is also a valid
+// script literal.
+std::string dump(Json j) {
+  escape_strings(j);
+  const std::string s = j.dump(-1, ' ', false, Json::error_handler_t::replace);
   std::string out;
   out.reserve(s.size() + s.size() / 64);
-  for (char c : s) {
-    if (c == '<') {
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '<') {
       out += "\\u003c";
+    } else if (s.compare(i, 2, "\xe2\x80") == 0 && i + 2 < s.size() && (s[i + 2] == '\xa8' || s[i + 2] == '\xa9')) {
+      out += s[i + 2] == '\xa8' ? "\\u2028" : "\\u2029";
+      i += 2;
     } else {
-      out += c;
+      out += s[i];
     }
   }
   return out;
@@ -298,7 +318,7 @@ std::vector<ExplainRecord> parse_explain_text(const std::string& text, const Pro
 Result<std::string> view_model_json(const ViewSource& source, const std::string& method) {
   LATHE_ASSIGN_OR_RETURN(GraphModel g, graph_model(source, method));
   Json root = {{"mode", "single"}, {"graphs", Json::array({std::move(g.json)})}};
-  return dump(root);
+  return dump(std::move(root));
 }
 
 namespace {
@@ -397,7 +417,7 @@ Result<std::string> view_diff_model_json(const ViewSource& before, const ViewSou
                {"graphs", Json::array({std::move(b.json), std::move(a.json)})},
                {"rows", std::move(rows)},
                {"unattached", std::move(notes.unattached)}};
-  return dump(root);
+  return dump(std::move(root));
 }
 
 std::string view_html(const std::string& model_json) {

@@ -3,6 +3,8 @@
 #include <iostream>
 #include <mutex>
 
+#include "lathe/core/printable.h"
+
 namespace lathe {
 namespace {
 std::mutex g_mutex;
@@ -18,7 +20,8 @@ const char* level_name(LogLevel level) {
 }
 }  // namespace
 
-void log(LogLevel level, const std::string& message) {
+void log(LogLevel level, const std::string& raw) {
+  const std::string message = printable_text(raw);  // names from files; the sink may be a terminal
   std::lock_guard<std::mutex> lock(g_mutex);
   if (g_sink) {
     g_sink(level, message);

@@ -10,11 +10,17 @@
 #include <utility>
 #include <variant>
 
+#include "lathe/core/printable.h"
+
 namespace lathe {
 
+// The message is escaped as it is made (printable_text): it names things
+// read from files, and whoever shows it (the CLI, a Python traceback, an
+// embedder's log) must not have to remember to.
 class Error {
  public:
-  explicit Error(std::string message) : message_(std::move(message)) {}
+  explicit Error(std::string message)
+      : message_(is_printable_text(message) ? std::move(message) : printable_text(message)) {}
   const std::string& message() const { return message_; }
   // Returns a copy whose message is "<prefix>: <message>".
   Error context(const std::string& prefix) const { return Error(prefix + ": " + message_); }

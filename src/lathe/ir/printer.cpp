@@ -1,8 +1,8 @@
 #include "lathe/ir/printer.h"
 
 #include <charconv>
-#include <cstdio>
 
+#include "lathe/core/printable.h"
 #include "lathe/ir/sym_expr.h"
 
 namespace lathe {
@@ -21,29 +21,35 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep = "
 std::string format_dim(const SymDim& d) { return d.is_concrete() ? std::to_string(d.value()) : readable_sym_expr(d.expr().expr); }
 
 
-std::string quote(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\x%02x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
+// The characters a Python string literal spells with a backslash of its own.
+const char* python_escape(char c) {
+  switch (c) {
+    case '"': return "\\\"";
+    case '\\': return "\\\\";
+    case '\n': return "\\n";
+    case '\t': return "\\t";
+    case '\r': return "\\r";
+    default: return nullptr;
   }
-  return out + "\"";
 }
 
-std::string value_ref(const Value* v) { return v ? "%" + v->name() : "None"; }
+// A string literal, Python style; what is left to escape (controls, bidi
+// controls, bytes that are not UTF-8) is escaped as every name is.
+std::string quote(const std::string& s) {
+  std::string out = "\"";
+  size_t start = 0;  // the run not yet copied
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char* e = python_escape(s[i]);
+    if (!e) continue;
+    out += printable_name(std::string_view(s).substr(start, i - start)) + e;
+    start = i + 1;
+  }
+  return out + printable_name(std::string_view(s).substr(start)) + "\"";
+}
+
+// Names come from the file: each is escaped where it is printed
+// (printable_name, \n included, so a name cannot start a line of its own).
+std::string value_ref(const Value* v) { return v ? "%" + printable_name(v->name()) : "None"; }
 
 template <typename T>
 std::string format_sym(const SymArg<T>& s) {
@@ -78,14 +84,14 @@ std::string device_name(const Device& d) { return d.index ? d.type + ":" + std::
 
 std::string spec_text(const InputSpec& s) {
   std::string t(input_kind_name(s.kind));
-  if (!s.target.empty()) t += " " + s.target;
+  if (!s.target.empty()) t += " " + printable_name(s.target);
   if (s.kind == InputKind::Buffer && !s.persistent) t += " (non-persistent)";
   return t;
 }
 
 std::string spec_text(const OutputSpec& s) {
   std::string t(output_kind_name(s.kind));
-  if (!s.target.empty()) t += " " + s.target;
+  if (!s.target.empty()) t += " " + printable_name(s.target);
   return t;
 }
 
@@ -142,14 +148,14 @@ class Printer {
     for (const auto& o : n.outputs()) outs.push_back(output_text(o));
     for (const auto& in : n.inputs()) {
       std::string a = format_argument(in.arg);
-      args.push_back(in.kind == ArgKind::Positional ? a : in.name + "=" + a);
+      args.push_back(in.kind == ArgKind::Positional ? a : printable_name(in.name) + "=" + a);
     }
     std::string line = ind;
     if (!outs.empty()) line += join(outs) + " = ";
-    out += line + n.op_name() + "(" + join(args) + ")\n";
+    out += line + printable_name(n.op_name()) + "(" + join(args) + ")\n";
     for (const auto& in : n.inputs()) {
       if (auto* ga = in.arg.get_if<GraphArg>(); ga && ga->graph) {
-        out += ind + "  graph @" + ga->name + ":\n";
+        out += ind + "  graph @" + printable_name(ga->name) + ":\n";
         graph(*ga->graph, ind + "    ", nullptr);
       }
     }
@@ -317,9 +323,9 @@ std::string format_argument(const Argument& arg) {
         else if constexpr (std::is_same_v<T, DeviceArg>)
           return "device(" + quote(device_name(a.device)) + ")";
         else if constexpr (std::is_same_v<T, GraphArg>)
-          return "@" + a.name;
+          return "@" + printable_name(a.name);
         else if constexpr (std::is_same_v<T, OperatorArg>)
-          return a.name;
+          return printable_name(a.name);
         else if constexpr (std::is_same_v<T, ComplexArg>)
           return "complex(" + format_double(a.real) + ", " + format_double(a.imag) + ")";
         else if constexpr (std::is_same_v<T, NestedTensorList>)
@@ -358,7 +364,7 @@ std::string print_program(const Program& program) {
   for (size_t i = 0; i < program.methods.size(); ++i) {
     const Method& m = program.methods[i];
     if (i) out += "\n";
-    out += "method " + m.name + ":\n";
+    out += "method " + printable_name(m.name) + ":\n";
     if (m.program) out += indent_lines(print_program(*m.program), "  ");
   }
   return out;
@@ -371,7 +377,7 @@ std::string print_state(const ExportedProgram& ep) {
     out += std::string(title) + ":\n";
     for (const auto& [name, t] : tensors) {
       std::vector<SymDim> dims(t.sizes.begin(), t.sizes.end());
-      out += "  " + name + ": " + std::string(dtype_short_name(t.dtype)) + format_dims(dims) + "\n";
+      out += "  " + printable_name(name) + ": " + std::string(dtype_short_name(t.dtype)) + format_dims(dims) + "\n";
     }
   };
   section("parameters", ep.parameters);
@@ -380,7 +386,7 @@ std::string print_state(const ExportedProgram& ep) {
   if (!ep.opaque_constants.empty()) {
     out += "opaque constants:\n";
     for (const auto& [name, bytes] : ep.opaque_constants)
-      out += "  " + name + ": " + std::to_string(bytes.size()) + " bytes\n";
+      out += "  " + printable_name(name) + ": " + std::to_string(bytes.size()) + " bytes\n";
   }
   return out;
 }
