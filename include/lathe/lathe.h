@@ -15,7 +15,11 @@
 // Lifetimes: a Program loaded from a file or bytes views its weights in place
 // (the mapping or the bytes stay alive as long as any tensor of it does). A
 // Runner reads the Program it was created over: the Program must outlive it
-// and must not be transformed or lowered while it exists.
+// and must not be transformed or lowered while it exists. The file must not
+// be written to while in use (replace it by renaming a new file over it):
+// once it was truncated or rewritten in place, load, Runner::run and save
+// fail with an error naming it ("... while in use"), never crash or compute
+// from other bytes (docs/hostile-input.md).
 #pragma once
 
 #include <concepts>
@@ -214,6 +218,12 @@ struct RunnerOptions {
   // with an error ("interrupted before node ..."): how an embedder lets a
   // user cancel a long run (the Python package: Ctrl-C).
   std::function<bool()> interrupted;
+  // The most elements one node may touch in one run: its tensor operands
+  // and outputs at their logical sizes, so a broadcast view counts every
+  // element it shows. A node over it fails the run, naming it, before its
+  // kernel runs (a file's expand of [1, 8] to [2^20, 2^20, 8] summed took
+  // 85 minutes). Default 2^34; INT64_MAX: no limit.
+  int64_t max_elements_per_node = int64_t{1} << 34;
 };
 
 // Threads, process-wide like torch.set_num_threads: `portable` for the

@@ -31,6 +31,32 @@ Result<Pt2WriteOptions> write_options(const SaveOptions& options) {
   return w;
 }
 
+// The mapped archives the program's weights and constants are read from.
+MappedSources weight_sources(const Program& program) {
+  MappedSources sources;
+  for (const Method& m : program.methods) {
+    const ExportedProgram& ep = *m.program;
+    for (const NamedTensors* state : {&ep.parameters, &ep.buffers, &ep.constants}) {
+      for (const auto& [name, tensor] : *state) {
+        if (tensor.storage) sources.add(tensor.storage->data());
+      }
+    }
+  }
+  return sources;
+}
+
+// Before the output takes effect, the archives its weights were read from
+// must still be what was loaded: a weight read from a truncated map is
+// zeros, one copied file to file from a rewritten archive would not match
+// the CRC-32 written with it. Wraps whatever was asked before (the verdict).
+void check_sources_before_commit(const Program& program, Pt2WriteOptions& w) {
+  w.before_commit = [sources = weight_sources(program), then = std::move(w.before_commit)]() -> Status {
+    Status s = then ? then() : Status::Ok();
+    LATHE_RETURN_IF_ERROR(sources.check());
+    return s;
+  };
+}
+
 // Runs `write` with the program verified on a second thread meanwhile: the
 // writer asks for the verdict before its output takes effect, so a program
 // that does not verify is still never written, and the time to verify hides
@@ -45,6 +71,7 @@ auto while_verifying(const Program& program, Pt2WriteOptions& w, Write&& write) 
   } catch (const std::system_error&) {
     // No second thread to be had: verify first, as on one core.
     if (Status v = verify(program); !v.ok()) return decltype(write())(v.error());
+    check_sources_before_commit(program, w);
     return write();
   }
   std::optional<Status> verified;
@@ -52,6 +79,7 @@ auto while_verifying(const Program& program, Pt2WriteOptions& w, Write&& write) 
     verified = verdict.get();
     return *verified;
   };
+  check_sources_before_commit(program, w);
   auto written = write();
   // A write that failed first still reports a program that does not verify
   // (what an error before writing would have said).
@@ -65,7 +93,10 @@ auto while_verifying(const Program& program, Pt2WriteOptions& w, Write&& write) 
 Status save(const Program& program, const std::string& path, const SaveOptions& options) {
   auto w = write_options(options);
   if (!w.ok()) return w.error().context(path);
-  if (!options.verify) return write_pt2(program, path, *w);
+  if (!options.verify) {
+    check_sources_before_commit(program, *w);
+    return write_pt2(program, path, *w);
+  }
   Status s = while_verifying(program, *w, [&] { return write_pt2(program, path, *w); });
   if (!s.ok() && s.error().message().rfind(path, 0) != 0) return s.error().context(path);
   return s;
@@ -73,7 +104,10 @@ Status save(const Program& program, const std::string& path, const SaveOptions& 
 
 Result<std::vector<std::byte>> save_bytes(const Program& program, const SaveOptions& options) {
   LATHE_ASSIGN_OR_RETURN(Pt2WriteOptions w, write_options(options));
-  if (!options.verify) return write_pt2_bytes(program, w);
+  if (!options.verify) {
+    check_sources_before_commit(program, w);
+    return write_pt2_bytes(program, w);
+  }
   return while_verifying(program, w, [&] { return write_pt2_bytes(program, w); });
 }
 

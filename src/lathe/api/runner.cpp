@@ -17,7 +17,26 @@ struct Runner::Impl {
   std::string method;
   DelegateRegistry delegates;  // built-in and registered backends, as at create()
   std::unique_ptr<Executor> executor;
+  // The mapped archives the method's weights are read from in place: every
+  // run ends by asking whether one changed (MappedFile::check_intact), so a
+  // run on a truncated or rewritten archive is an error naming it, never a
+  // result computed from other bytes. One fstat per file and run.
+  MappedSources sources;
 };
+
+namespace {
+
+MappedSources weight_sources(const ExportedProgram& ep) {
+  MappedSources sources;
+  for (const NamedTensors* state : {&ep.parameters, &ep.buffers, &ep.constants}) {
+    for (const auto& [name, tensor] : *state) {
+      if (tensor.storage) sources.add(tensor.storage->data());
+    }
+  }
+  return sources;
+}
+
+}  // namespace
 
 Result<const Method*> select_method(const Program& program, const std::string& name) {
   if (!name.empty()) {
@@ -32,10 +51,11 @@ Result<const Method*> select_method(const Program& program, const std::string& n
 Result<std::unique_ptr<Runner>> Runner::create(const Program& program, const std::string& method,
                                                const RunnerOptions& options) {
   LATHE_ASSIGN_OR_RETURN(const Method* m, select_method(program, method));
-  auto impl = std::make_unique<Impl>(Impl{m->name, all_delegates(), nullptr});
+  auto impl = std::make_unique<Impl>(Impl{m->name, all_delegates(), nullptr, weight_sources(*m->program)});
   ExecutorOptions eo;
   eo.plan_memory = options.plan_memory;
   eo.interrupted = options.interrupted;
+  eo.max_elements_per_node = options.max_elements_per_node;
   eo.delegates = &impl->delegates;
   auto executor = Executor::create(*m->program, eo);
   if (!executor.ok()) return executor.error().context(m->name);
@@ -48,12 +68,14 @@ Runner::~Runner() = default;
 
 Result<std::vector<Tensor>> Runner::run(const std::vector<Tensor>& inputs) {
   auto out = impl_->executor->run(inputs);
+  LATHE_RETURN_IF_ERROR(impl_->sources.check());
   if (!out.ok()) return out.error().context(impl_->method);
   return out;
 }
 
 Result<std::vector<EValue>> Runner::run(const std::vector<EValue>& inputs) {
   auto out = impl_->executor->run(inputs);
+  LATHE_RETURN_IF_ERROR(impl_->sources.check());
   if (!out.ok()) return out.error().context(impl_->method);
   return out;
 }

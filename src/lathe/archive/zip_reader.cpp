@@ -61,9 +61,14 @@ Result<ZipReader> ZipReader::open(const std::string& path, ZipLimits limits) {
   r.keepalive_ = std::move(file);
   r.display_name_ = path;
   r.limits_ = limits;
-  LATHE_RETURN_IF_ERROR(r.parse());
+  if (Status parsed = r.parse(); !parsed.ok()) {
+    LATHE_RETURN_IF_ERROR(r.check_intact());
+    return parsed.error();
+  }
   return r;
 }
+
+Status ZipReader::check_intact() const { return file_ ? file_->check_intact() : Status::Ok(); }
 
 void ZipReader::release(const ZipEntry& e) const { release(e, e.size); }
 

@@ -89,6 +89,11 @@ class ZipReader {
   // A copy of the entry's uncompressed bytes; DEFLATE entries are inflated,
   // bounded by both the declared size and limits.max_inflated_bytes.
   Result<std::vector<std::byte>> read(const ZipEntry& e) const;
+  // Ok unless the file behind this reader changed since it was opened
+  // (MappedFile::check_intact: truncated, replaced in place or modified);
+  // always Ok for archives in memory. Every error of open() and stream() is
+  // this one when it applies: it explains what the bytes read showed.
+  Status check_intact() const;
   // Recomputes the CRC-32 of the uncompressed bytes and compares it with the
   // central directory's.
   Status check_crc(const ZipEntry& e) const;
@@ -103,6 +108,7 @@ class ZipReader {
   Status stream(const ZipEntry& e, const std::function<Status(std::span<const std::byte>)>& sink) const;
 
  private:
+  Status stream_bytes(const ZipEntry& e, const std::function<Status(std::span<const std::byte>)>& sink) const;
   ZipReader() = default;
   // Where the central directory is, from the end records.
   struct CentralDirectory {

@@ -18,6 +18,13 @@ constexpr size_t kChunk = 1 << 20;
 }  // namespace
 
 Status ZipReader::stream(const ZipEntry& e, const std::function<Status(std::span<const std::byte>)>& sink) const {
+  Status s = stream_bytes(e, sink);
+  if (!s.ok()) LATHE_RETURN_IF_ERROR(check_intact());  // a CRC mismatch because the file changed says so
+  return s;
+}
+
+Status ZipReader::stream_bytes(const ZipEntry& e,
+                               const std::function<Status(std::span<const std::byte>)>& sink) const {
   LATHE_ASSIGN_OR_RETURN(std::span<const std::byte> in, raw(e));
   uint32_t crc = 0;
   uint64_t produced = 0;

@@ -34,6 +34,12 @@ class FdSink : public FileSink {
   }
   uint64_t position() const override { return position_; }
   Status copy(const FileExtent& extent) override;
+  // The files copy() copied from are still as they were (the bytes copied
+  // are theirs, and the CRC-32s written with them right).
+  Status sources_intact() const {
+    for (const auto& file : sources_) LATHE_RETURN_IF_ERROR(file->check_intact());
+    return Status::Ok();
+  }
   Status read_into_buffer(const FileExtent& extent);
   Status flush() {
     if (fill_ == 0) return Status::Ok();
@@ -64,6 +70,10 @@ class FdSink : public FileSink {
   std::unique_ptr<std::byte[]> buffer_;
   size_t fill_ = 0;
   uint64_t position_ = 0;
+  std::vector<std::shared_ptr<const MappedFile>> sources_;
+  void note_source(const std::shared_ptr<const MappedFile>& file) {
+    if (std::find(sources_.begin(), sources_.end(), file) == sources_.end()) sources_.push_back(file);
+  }
 };
 
 // Small extents go through the buffer: a kernel copy each would split the
@@ -88,12 +98,16 @@ Status FdSink::read_into_buffer(const FileExtent& extent) {
   }
   fill_ += done;
   position_ += done;
-  // What pread could not give (it should not fail on a file we have open
-  // and mapped) is read through the map.
-  return done == n ? Status::Ok() : write(extent.bytes().subspan(done));
+  if (done == n) return Status::Ok();
+  // pread should not fall short on a file we have open and mapped, unless
+  // it was truncated since (then say so); otherwise what it could not give
+  // is read through the map.
+  LATHE_RETURN_IF_ERROR(extent.file->check_intact());
+  return write(extent.bytes().subspan(done));
 }
 
 Status FdSink::copy(const FileExtent& extent) {
+  if (sources_.empty() || sources_.back() != extent.file) note_source(extent.file);
   if (extent.size < kKernelCopyMin) return read_into_buffer(extent);
   LATHE_RETURN_IF_ERROR(flush());
   uint64_t done = 0;
@@ -113,6 +127,7 @@ Status FdSink::copy(const FileExtent& extent) {
   }
   position_ += done;
   if (done == extent.size) return Status::Ok();
+  LATHE_RETURN_IF_ERROR(extent.file->check_intact());  // short because the file was truncated?
   return write(extent.bytes().subspan(static_cast<size_t>(done)));
 }
 
@@ -141,9 +156,16 @@ Result<mode_t> target_mode(const std::string& path) {
 }
 
 // The test-only pause (LATHE_TEST_PAUSE_AFTER_TEMP) lets the signal tests
-// interrupt a write at a known point, with the temporary file on disk.
+// interrupt a write at a known point, with the temporary file on disk; set
+// to "until:FILE" it waits (at most a minute) for FILE to exist, so the
+// tests of archives changed while in use can change the input there.
 void pause_if_testing() {
-  if (std::getenv("LATHE_TEST_PAUSE_AFTER_TEMP") == nullptr) return;
+  const char* pause = std::getenv("LATHE_TEST_PAUSE_AFTER_TEMP");
+  if (pause == nullptr) return;
+  if (std::strncmp(pause, "until:", 6) == 0) {
+    for (int i = 0; i < 6000 && ::access(pause + 6, F_OK) != 0; ++i) ::usleep(10000);
+    return;
+  }
   for (;;) ::pause();
 }
 
@@ -174,6 +196,8 @@ Status write_file_atomically(const std::string& path,
   pause_if_testing();
   FdSink sink(fd, path);
   Status s = writer(sink);
+  // An input file changed under the writer explains whatever went wrong.
+  LATHE_RETURN_IF_ERROR(sink.sources_intact());
   if (!s.ok()) return s;
   LATHE_RETURN_IF_ERROR(sink.flush());
   if (::fchmod(fd, mode) != 0 || ::fsync(fd) != 0) {

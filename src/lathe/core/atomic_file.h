@@ -9,6 +9,11 @@
 // file gets 0666 minus the umask). The temporary file is removed on SIGINT,
 // SIGTERM, SIGHUP and SIGQUIT once install_temp_file_cleanup() ran
 // (temp_files.h); SIGKILL leaves it, as <path>.tmp-XXXXXX.
+//
+// Bytes copied from a mapped input (FileSink::copy) must still be that
+// file's when the output takes its place: if the input was truncated or
+// changed meanwhile (MappedFile::check_intact), the write fails with that
+// error and the temporary file is removed, as on any failure.
 #pragma once
 
 #include <cstddef>
