@@ -52,10 +52,12 @@ TEST_P(Malformed, RefusedWithTheExpectedError) {
   const Case& c = GetParam();
   const std::string path = testing::source_path("tests/malformed/" + c.file);
   ASSERT_TRUE(std::filesystem::exists(path)) << path;
-  // Default limits, except the total of inflated bytes: 16 MiB lets a file
-  // of a few KB show a zip bomb spread over entries.
+  // Default limits, except the total of inflated bytes and the size of a
+  // JSON record: 16 MiB lets a file of a few KB show a zip bomb spread over
+  // entries, or a graph record padded past the limit.
   Pt2ReadOptions options;
   options.zip.max_total_inflated_bytes = 16 << 20;
+  options.max_json_record_bytes = 16 << 20;
   auto program = read_pt2(path, options);
   const std::string verify_prefix = "verify: ";
   if (c.expected.rfind(verify_prefix, 0) == 0) {

@@ -9,8 +9,39 @@
 #include "lathe/passes/decompose.h"
 #include "lathe/passes/pass_manager.h"
 #include "lathe/passes/remove_dead_code.h"
+#include "lathe/runtime/delegate.h"
 
 namespace lathe {
+
+namespace {
+
+// What lower writes, run must load: each delegate node lower made is
+// initialised here as run initialises it (prepacking included), one at a
+// time, and dropped. A payload the backend's own runtime refuses (built
+// from tensor sizes the input program declares but its ops do not give)
+// then fails lower, naming the node, instead of the later run blaming the
+// payload. A backend whose runtime is not registered (a converter lowering
+// for another runtime) is not checked.
+Status check_delegates_load(const Program& program, const Backend& backend, const LowerResult& result) {
+  const DelegateRegistry registry = all_delegates();
+  const DelegateRuntime* runtime = registry.find(backend.name());
+  if (!runtime) return Status::Ok();
+  for (const MethodLowering& lowered : result.methods) {
+    const Method* m = program.find_method(lowered.method);
+    if (!m || lowered.report.delegates == 0) continue;
+    for (const Node* n : m->program->graph().nodes()) {
+      if (delegate_backend_name(n->target()) != backend.name()) continue;
+      auto handle = init_delegate_node(*runtime, *m->program, *n);
+      if (!handle.ok()) {
+        return handle.error().context("method '" + lowered.method + "': delegate node '" + n->name() +
+                                      "' would not load (does the input declare tensor sizes its ops do not give?)");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
 
 Result<LowerResult> lower_program(Program& program, const Backend& backend, const std::string& method) {
   LATHE_RETURN_IF_ERROR(backend.available());
@@ -32,6 +63,7 @@ Result<LowerResult> lower_program(Program& program, const Backend& backend, cons
   }
   Status ok = verify(program);
   if (!ok.ok()) return ok.error().context("the lowered program does not verify");
+  LATHE_RETURN_IF_ERROR(check_delegates_load(program, backend, result));
   return result;
 }
 

@@ -50,6 +50,25 @@ struct ConvGeometry {
 // transposed, has output padding, or any of it is symbolic.
 NodeSupport read_conv_geometry(const Node& n, size_t spatial, ConvGeometry& g);
 
+// A pooling or convolution window over the trailing kernel.size() dims of
+// the node's tensor `input`.
+struct Window {
+  std::vector<int64_t> kernel, stride, padding, dilation;
+  bool ceil_mode = false;  // pools only
+  bool is_pool = false;    // pools also need padding <= kernel / 2
+};
+// Refused, saying why, when PyTorch would refuse the window (it does not fit
+// the padded input; a pool's padding is over half its window: the portable
+// kernel reports these at run time, as PyTorch does), or when the node's
+// declared output sizes are not what its input and window give (the input
+// program's metadata is inconsistent, and a delegate built from it would
+// compute other shapes than PyTorch). Claimed ("") otherwise.
+NodeSupport check_window(const Node& n, const Value* input, const Window& w);
+// check_window for an aten max/avg pool2d with literal window arguments,
+// and for a convolution of geometry `g` (its kernel: the weight's sizes).
+NodeSupport check_pool_window(const Node& n);
+NodeSupport check_conv_window(const Node& n, const ConvGeometry& g);
+
 // Every op `rules` has a rule for, as Node::op_name() spells them, sorted
 // (Backend::claimed_ops, `lathe ops`).
 std::vector<std::string> claimed_op_names(const Rules& rules);

@@ -190,6 +190,87 @@ TEST(XnnpackRefusal, OneByOnePoolingWindow_NEG) {
   EXPECT_NE(rep->decisions[0].reason.find("1x1 window"), std::string::npos) << rep->decisions[0].reason;
 }
 
+// A one-node program: `op` over a [1, 1, 4, 4] input `x` (and a [1, 1, 3, 3]
+// weight for a convolution), declaring output `declared`.
+void build_window_op(ExportedProgram& ep, const std::string& op, std::vector<int64_t> in, IntList kernel,
+                     std::vector<int64_t> declared) {
+  GraphBuilder b(ep);
+  Value* x = b.user_input("x", std::move(in));
+  if (op == "conv") {
+    Value* w = b.parameter("w", {1, 1, kernel.items[0], kernel.items[1]});
+    b.user_output(b.call("aten.convolution.default",
+                         {{"input", x}, {"weight", w}, {"bias", OptionalTensor{}}, {"stride", IntList{{1, 1}}},
+                          {"padding", IntList{{0, 0}}}, {"dilation", IntList{{1, 1}}}, {"transposed", false},
+                          {"output_padding", IntList{{0, 0}}}, {"groups", int64_t{1}}},
+                         std::move(declared)));
+    return;
+  }
+  b.user_output(b.call(op, {{"self", x}, {"kernel_size", kernel}}, std::move(declared)));
+}
+
+// _NEG (issue 33, item 15): a max pool whose window is larger than its
+// input; PyTorch refuses it, and so does the portable kernel. Claimed, it
+// ran and returned values. Not claimed now, saying why, and the run fails.
+TEST(XnnpackRefusal, PoolWindowLargerThanItsInput_NEG) {
+  ExportedProgram ep;
+  build_window_op(ep, "aten.max_pool2d.default", {1, 1, 2, 2}, IntList{{5, 5}}, {1, 1, 1, 1});
+  auto rep = partition(ep, xnnpack_backend());
+  ASSERT_TRUE(rep.ok()) << rep.error().message();
+  EXPECT_EQ(rep->delegates, 0);
+  EXPECT_EQ(rep->decisions[0].reason, "has a window [5, 5] that does not fit its padded input [1, 1, 2, 2] (PyTorch refuses it)");
+  auto ex = Executor::create(ep);
+  ASSERT_TRUE(ex.ok()) << ex.error().message();
+  Tensor in = Tensor::empty(DType::Float32, {1, 1, 2, 2});
+  auto out = (*ex)->run(std::vector<Tensor>{in});
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.error().message().find("too small"), std::string::npos) << out.error().message();
+}
+
+// _NEG (issue 33, item 18): declared output sizes that the input and
+// window do not give (ATen: (4 - 2) / 2 + 1 = 2 for the pool, 4 - 3 + 1 = 2
+// for the convolution) are the input program's fault, and said so; they
+// were lowered into a payload the runtime then refused as malformed.
+TEST(XnnpackRefusal, DeclaredWindowOutputTheInputDoesNotGive_NEG) {
+  struct Case {
+    std::string op;
+    IntList kernel;
+  };
+  for (const Case& c : {Case{"aten.max_pool2d.default", IntList{{2, 2}}}, Case{"aten.avg_pool2d.default", IntList{{2, 2}}},
+                        Case{"conv", IntList{{3, 3}}}}) {
+    SCOPED_TRACE(c.op);
+    ExportedProgram ep;
+    build_window_op(ep, c.op, {1, 1, 4, 4}, c.kernel, {1, 1, 3, 3});
+    auto rep = partition(ep, xnnpack_backend());
+    ASSERT_TRUE(rep.ok()) << rep.error().message();
+    EXPECT_EQ(rep->delegates, 0);
+    EXPECT_EQ(rep->decisions[0].reason,
+              "declares output [1, 1, 3, 3] where its input [1, 1, 4, 4] and window give [1, 1, 2, 2]: the program's "
+              "tensor metadata is inconsistent");
+    ExportedProgram honest;
+    build_window_op(honest, c.op, {1, 1, 4, 4}, c.kernel, {1, 1, 2, 2});
+    auto claimed = partition(honest, xnnpack_backend());
+    ASSERT_TRUE(claimed.ok()) << claimed.error().message();
+    EXPECT_EQ(claimed->delegates, 1) << claimed->decisions[0].reason;
+  }
+}
+
+// _NEG (issue 33, item 18): lying metadata on an op without a window (a
+// linear declaring [2, 7] for a [5, 3] weight) is caught when lower builds
+// the delegate as run would, naming the node, instead of by the later run.
+TEST(XnnpackRefusal, LowerBuildsTheDelegatesItWrites_NEG) {
+  Program program;
+  program.methods.push_back(Method{"forward", std::make_unique<ExportedProgram>(), {}, {}});
+  GraphBuilder b(*program.methods[0].program);
+  Value* w = b.parameter("fc.weight", {5, 3});
+  Value* x = b.user_input("x", {2, 3});
+  b.user_output(b.call("aten.linear.default", {{"input", x}, {"weight", w}}, {2, 7}));
+  auto lowered = lower_program(program, xnnpack_backend());
+  ASSERT_FALSE(lowered.ok());
+  EXPECT_NE(lowered.error().message().find("would not load (does the input declare tensor sizes"), std::string::npos)
+      << lowered.error().message();
+  EXPECT_NE(lowered.error().message().find("'linear'"), std::string::npos) << lowered.error().message();
+}
+
 TEST(XnnpackRefusal, ExecutorWithoutTheBackendNamesTheDelegateNode_NEG) {
   ExportedProgram ep;
   testing::build_linear(ep);

@@ -56,6 +56,7 @@ NodeSupport conv_support(const Node& n, const Constness& c) {
   };
   if (!in_range(g.stride, 1) || !in_range(g.padding, 0) || !in_range(g.dilation, 1) || g.groups < 1 || g.groups >= (int64_t{1} << 24))
     return NodeSupport::no("has a stride, padding, dilation or groups XNNPACK cannot take");
+  if (NodeSupport fits = support_rules::check_conv_window(n, g); !fits.claimed) return fits;
   if (std::string r = needs_constant(w, "weight", c); !r.empty()) return NodeSupport::no(r);
   if (!is_none_input(n, arg::bias)) {
     if (std::string r = needs_constant(tensor_input(n, arg::bias), "bias", c); !r.empty()) return NodeSupport::no(r);
@@ -250,6 +251,7 @@ NodeSupport pool_support(const Node& n) {
   if (const auto k = *literal_ints(n, arg::kernel_size, 2, {}); k[0] * k[1] < 2)
     return NodeSupport::no("has a 1x1 window (XNNPACK's pooling operators need at least 2 elements)");
   const auto pad = *literal_ints(n, arg::padding, 2, {0, 0});
+  if (NodeSupport fits = support_rules::check_pool_window(n); !fits.claimed) return fits;
   if (avg) {
     if (pad[0] != 0 || pad[1] != 0) return NodeSupport::no("has padding (XNNPACK's average excludes it; PyTorch's default includes it)");
     if (literal_bool(n, arg::ceil_mode).value_or(false)) return NodeSupport::no("uses ceil_mode");

@@ -6,9 +6,9 @@
 
 #include <cerrno>
 #include <cstring>
-#include <sstream>
 
 #include "lathe/core/atomic_file.h"
+#include "lathe/harness/npy_header.h"
 #include "lathe/runtime/kernels/util.h"
 
 namespace lathe {
@@ -25,59 +25,15 @@ constexpr Descr kDescrs[] = {
     {"|b1", DType::Bool},    {"<u2", DType::UInt16},  {"<u4", DType::UInt32},  {"<u8", DType::UInt64},
 };
 
-// The value after 'key': in a header dict, as raw text up to the next
-// top-level ',' or '}'.
-Result<std::string> dict_value(const std::string& header, const std::string& key) {
-  const std::string quoted[] = {"'" + key + "'", "\"" + key + "\""};
-  size_t pos = std::string::npos;
-  for (const auto& q : quoted) {
-    pos = header.find(q);
-    if (pos != std::string::npos) {
-      pos += q.size();
-      break;
-    }
+// A shape as NumPy spells it in a header: "(2, 3)", "(3,)", "()".
+std::string shape_literal(const std::vector<int64_t>& shape) {
+  std::string text = "(";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    text += std::to_string(shape[i]);
+    if (shape.size() == 1) text += ",";
+    else if (i + 1 < shape.size()) text += ", ";
   }
-  if (pos == std::string::npos) return make_error("npy header has no '" + key + "'");
-  pos = header.find(':', pos);
-  if (pos == std::string::npos) return make_error("npy header: malformed '" + key + "'");
-  ++pos;
-  int depth = 0;
-  size_t end = pos;
-  for (; end < header.size(); ++end) {
-    const char c = header[end];
-    if (c == '(' || c == '[') ++depth;
-    if (c == ')' || c == ']') --depth;
-    if (depth == 0 && (c == ',' || c == '}')) break;
-  }
-  std::string v = header.substr(pos, end - pos);
-  const size_t a = v.find_first_not_of(" \t"), b = v.find_last_not_of(" \t");
-  return a == std::string::npos ? std::string() : v.substr(a, b - a + 1);
-}
-
-// NumPy's header is a Python dict literal ending in '}' (then spaces and a
-// newline); anything else is a damaged or hand-made file.
-Status check_header_dict(const std::string& header) {
-  const size_t a = header.find_first_not_of(" \t\n"), b = header.find_last_not_of(" \t\n");
-  if (a == std::string::npos || header[a] != '{' || header[b] != '}') {
-    return make_error("npy header is not a terminated {...} dict");
-  }
-  return Status::Ok();
-}
-
-Result<std::vector<int64_t>> parse_shape(const std::string& text) {
-  if (text.size() < 2 || text.front() != '(' || text.back() != ')') return make_error("npy header: bad shape " + text);
-  std::vector<int64_t> shape;
-  std::stringstream ss(text.substr(1, text.size() - 2));
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    const size_t a = item.find_first_not_of(" \t");
-    if (a == std::string::npos) continue;
-    char* endp = nullptr;
-    const long long v = std::strtoll(item.c_str() + a, &endp, 10);
-    if (endp == item.c_str() + a || v < 0) return make_error("npy header: bad dimension '" + item + "'");
-    shape.push_back(v);
-  }
-  return shape;
+  return text + ")";
 }
 
 }  // namespace
@@ -99,12 +55,9 @@ Result<Tensor> parse_npy(std::span<const std::byte> bytes) {
     return make_error("unsupported .npy version " + std::to_string(major));
   }
   if (header_start + header_len > bytes.size()) return make_error("truncated .npy header");
-  const std::string header(reinterpret_cast<const char*>(bytes.data()) + header_start, header_len);
-  LATHE_RETURN_IF_ERROR(check_header_dict(header));
-  LATHE_ASSIGN_OR_RETURN(std::string descr, dict_value(header, "descr"));
-  LATHE_ASSIGN_OR_RETURN(std::string fortran, dict_value(header, "fortran_order"));
-  LATHE_ASSIGN_OR_RETURN(std::string shape_text, dict_value(header, "shape"));
-  if (descr.size() >= 2 && (descr.front() == '\'' || descr.front() == '"')) descr = descr.substr(1, descr.size() - 2);
+  const std::string_view header_text(reinterpret_cast<const char*>(bytes.data()) + header_start, header_len);
+  LATHE_ASSIGN_OR_RETURN(NpyHeader header, parse_npy_header(header_text));
+  std::string descr = header.descr;
   if (descr.size() == 3 && descr[0] == '=') descr[0] = '<';  // native order on a little-endian host
   if (descr == "<b1" || descr == "<i1" || descr == "<u1") descr[0] = '|';
   DType dtype = DType::Unknown;
@@ -112,7 +65,8 @@ Result<Tensor> parse_npy(std::span<const std::byte> bytes) {
     if (descr == d.code) dtype = d.dtype;
   }
   if (dtype == DType::Unknown) return make_error("unsupported .npy dtype '" + descr + "' (big-endian or exotic)");
-  LATHE_ASSIGN_OR_RETURN(std::vector<int64_t> shape, parse_shape(shape_text));
+  const std::vector<int64_t>& shape = header.shape;
+  const std::string shape_text = shape_literal(shape);
   // The declared shape is checked against the bytes present before
   // anything is allocated: a tiny file cannot ask for terabytes.
   auto need = contiguous_nbytes(dtype, shape);
@@ -124,7 +78,7 @@ Result<Tensor> parse_npy(std::span<const std::byte> bytes) {
   }
   LATHE_ASSIGN_OR_RETURN(Tensor t, Tensor::try_empty(dtype, shape));
   if (*need) std::memcpy(t.storage->mutable_data(), bytes.data() + data_start, *need);
-  if (fortran == "True" && shape.size() > 1) {
+  if (header.fortran_order && shape.size() > 1) {
     // Column-major bytes: view them with Fortran strides, then reorder.
     std::vector<int64_t> fstrides(shape.size());
     int64_t s = 1;
@@ -185,14 +139,7 @@ Result<std::string> encode_npy(const Tensor& t_in) {
   if (!code) return make_error("cannot write dtype " + std::string(dtype_name(t_in.dtype)) + " to .npy");
   LATHE_RETURN_IF_ERROR(t_in.check_fits());
   const Tensor t = kernels::as_contiguous(t_in);
-  // NumPy's own spacing: "(2, 3)" and "(3,)".
-  std::string pretty = "(";
-  for (size_t i = 0; i < t.sizes.size(); ++i) {
-    pretty += std::to_string(t.sizes[i]);
-    if (t.sizes.size() == 1) pretty += ",";
-    else if (i + 1 < t.sizes.size()) pretty += ", ";
-  }
-  pretty += ")";
+  const std::string pretty = shape_literal(t.sizes);
   std::string header = "{'descr': '" + std::string(code) + "', 'fortran_order': False, 'shape': " + pretty + ", }";
   const size_t unpadded = 10 + header.size() + 1;
   header.append((64 - unpadded % 64) % 64, ' ');

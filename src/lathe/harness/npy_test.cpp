@@ -115,7 +115,8 @@ TEST(Npy, RejectsWhatItCannotRead) {
 TEST(Npy, RefusesHostileFilesBeforeAllocating) {
   auto unterminated = parse_npy(as_bytes(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), ", "abcd")));
   ASSERT_FALSE(unterminated.ok());
-  EXPECT_EQ(unterminated.error().message(), "npy header is not a terminated {...} dict");
+  EXPECT_EQ(unterminated.error().message(),
+            "npy header: the {...} dict is not closed (at byte 118 of {'descr': '<f4', 'fortran_order': False, 'shape': (1,),)");
   auto huge = parse_npy(as_bytes(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 4), }", "")));
   ASSERT_FALSE(huge.ok());
   EXPECT_EQ(huge.error().message(),
@@ -127,6 +128,54 @@ TEST(Npy, RefusesHostileFilesBeforeAllocating) {
   auto directory = read_npy(dir);
   ASSERT_FALSE(directory.ok());
   EXPECT_EQ(directory.error().message(), dir + ": not a regular file");
+}
+
+// Headers NumPy reads (ast.literal_eval, then exactly three keys, a bool and
+// a tuple of ints) are read as NumPy reads them; what NumPy refuses, or would
+// read as another shape or order, is refused with the header quoted
+// (issue 33, item 24: these four were read, two of them differently).
+TEST(Npy, HeaderIsReadAsNumPyReadsItOrRefused) {
+  const std::string eight(8, '\0');
+  struct Case {
+    std::string header;
+    std::string error;  // empty: reads as [2, 1] int32 (or [] for "()"), C order
+  };
+  const Case cases[] = {
+      {"{'descr': '<i4', 'fortran_order': False, 'shape': (2, 1), }", ""},
+      {"{\"descr\": \"<i4\", \"shape\": (2,1), \"fortran_order\": False}", ""},
+      {"{'descr':'<i4','fortran_order':False,'shape':(2, 1,)}\n", ""},
+      {"{'descr': '<i4', 'fortran_order': False, 'shape': (0x2, 1), }",
+       "dimension '0x2' is not a non-negative decimal integer below 2^63"},
+      {"{'descr': '<i4', 'fortran_order': False, 'shape': (2.0, 1), }",
+       "dimension '2.0' is not a non-negative decimal integer below 2^63"},
+      {"{'descr': '<i4', 'fortran_order': False, 'shape': (-2, 1), }",
+       "dimension '-2' is not a non-negative decimal integer below 2^63"},
+      {"{'descr': '<i4', 'fortran_order': False, 'shape': (9223372036854775808, 1), }",
+       "dimension '9223372036854775808' is not a non-negative decimal integer below 2^63"},
+      {"{'descr': '<i4', 'fortran_order': 'yes', 'shape': (2, 1), }", "'fortran_order' must be True or False, not 'yes'"},
+      {"{'descr': '<i4', 'fortran_order': Falsey, 'shape': (2, 1), }", "'fortran_order' must be True or False, not Falsey"},
+      {"{'descr': '<f8', 'descr': '<i4', 'fortran_order': False, 'shape': (2, 1), }", "key 'descr' appears twice"},
+      {"{'descr': '<i4', 'fortran_order': False, 'shape': (2, 1), 'x': 1}", "unknown key 'x'"},
+      {"{'descr': '<i4', 'fortran_order': False, 'shape': [2, 1], }", "expected '('"},
+      {"{'descr': '<i4', 'fortran_order': False, 'shape': (2, 1), } x", "data after the closing '}'"},
+      {"{'descr': [('a', '<i4')], 'fortran_order': False, 'shape': (2,), }", "structured dtype"},
+      {"{'descr': '<i4', 'shape': (2, 1), }", "npy header has no 'fortran_order'"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.header);
+    auto t = parse_npy(as_bytes(npy(c.header, eight)));
+    if (c.error.empty()) {
+      ASSERT_TRUE(t.ok()) << t.error().message();
+      EXPECT_EQ(t->sizes, (std::vector<int64_t>{2, 1}));
+      EXPECT_EQ(t->dtype, DType::Int32);
+    } else {
+      ASSERT_FALSE(t.ok());
+      EXPECT_NE(t.error().message().find(c.error), std::string::npos) << t.error().message();
+    }
+  }
+  auto scalar = parse_npy(as_bytes(npy("{'descr': '<i4', 'fortran_order': False, 'shape': (), }", eight)));
+  ASSERT_TRUE(scalar.ok()) << scalar.error().message();
+  EXPECT_TRUE(scalar->sizes.empty());
 }
 
 }  // namespace

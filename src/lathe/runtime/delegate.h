@@ -82,4 +82,11 @@ class DelegateRegistry {
   std::map<std::string, const DelegateRuntime*, std::less<>> runtimes_;
 };
 
+// Initialises the delegate-call node `n` of `program` with `runtime`: its
+// payload (a uint8 constant of the program) and, per operand, the state
+// tensor it is bound to. What Executor::create does per delegate node, and
+// what lower does to check the delegates it made load.
+Result<std::unique_ptr<DelegateHandle>> init_delegate_node(const DelegateRuntime& runtime, const ExportedProgram& program,
+                                                           const Node& n);
+
 }  // namespace lathe

@@ -120,8 +120,7 @@ Status Executor::Impl::plan(const ExportedProgram& ep, const ExecutorOptions& op
   }
   LATHE_RETURN_IF_ERROR(bind_inputs(ep));
   LATHE_RETURN_IF_ERROR(bind_outputs(ep));
-  LATHE_ASSIGN_OR_RETURN(InputChecker inputs_checker, InputChecker::create(ep, user_in));
-  checker.emplace(std::move(inputs_checker));
+  checker.emplace(ep, user_in);
 
   // User outputs go back to the caller; mutations are copied into state
   // after the call, so they may live in shared buffers.
@@ -146,24 +145,7 @@ Status Executor::Impl::plan(const ExportedProgram& ep, const ExecutorOptions& op
 // Prepacking happens here, once per delegate node: the backend gets its
 // payload (a state tensor) and, per operand, the state tensor it is bound to.
 Result<std::shared_ptr<DelegateHandle>> Executor::Impl::init_delegate(const DelegateRuntime& rt, const Node& n) const {
-  auto bound_state = [&](const Value* v) -> const Tensor* {
-    if (!v || !v->is_placeholder() || v->graph() != &program->graph()) return nullptr;
-    const int k = program->input_index(v);
-    if (k < 0 || program->input_specs[k].kind == InputKind::UserInput) return nullptr;
-    return program->state_tensor(program->input_specs[k]);
-  };
-  const Argument* payload_arg = n.input("payload");
-  const Tensor* payload = payload_arg ? bound_state(payload_arg->tensor()) : nullptr;
-  if (!payload || payload->dtype != DType::UInt8 || !payload->is_contiguous() || !payload->check_fits().ok()) {
-    return make_error("delegate node has no 'payload' argument bound to a contiguous uint8 constant of the program");
-  }
-  DelegateInitArgs args{*program, n, std::span<const std::byte>(payload->data(), payload->nbytes()), {}};
-  const Argument* list = n.input("inputs");
-  if (list && !list->is<TensorList>()) return make_error("delegate node's 'inputs' is not a tensor list");
-  if (list) {
-    for (const Value* v : list->as<TensorList>().items) args.operands.push_back(DelegateOperand{v, bound_state(v)});
-  }
-  LATHE_ASSIGN_OR_RETURN(std::unique_ptr<DelegateHandle> h, rt.init(args));
+  LATHE_ASSIGN_OR_RETURN(std::unique_ptr<DelegateHandle> h, init_delegate_node(rt, *program, n));
   return std::shared_ptr<DelegateHandle>(std::move(h));
 }
 

@@ -26,6 +26,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <utility>
 
 #include "lathe/core/result.h"
@@ -141,6 +142,36 @@ class ReadProgress {
   uintptr_t index_fetched_ = 0;  // token index asked for up to here
 };
 
+// The member names met so far in one object, to refuse a repeat: PyTorch's
+// reader keeps a repeated member's last value, Lathe would keep its first,
+// and a file that means two programs is refused rather than read as either.
+// Objects are small (a node has six members), so names are compared
+// in place up to kCompared, then moved into a set. The views point into
+// the document, which outlives the walk over its object.
+class MemberNames {
+ public:
+  // False if `name` was met before.
+  bool insert(std::string_view name) {
+    if (!many_) {
+      for (size_t i = 0; i < count_; ++i) {
+        if (few_[i] == name) return false;
+      }
+      if (count_ < kCompared) {
+        few_[count_++] = name;
+        return true;
+      }
+      many_ = std::make_unique<std::unordered_set<std::string_view>>(few_.begin(), few_.end());
+    }
+    return many_->insert(name).second;
+  }
+
+ private:
+  static constexpr size_t kCompared = 16;
+  std::array<std::string_view, kCompared> few_;
+  size_t count_ = 0;
+  std::unique_ptr<std::unordered_set<std::string_view>> many_;
+};
+
 class Reader {
  public:
   explicit Reader(std::string origin) : origin_(std::move(origin)) {}
@@ -159,7 +190,10 @@ class Reader {
   // A member that may be absent or null.
   Result<std::optional<Value>> optional_field(Object& obj, std::string_view key, const JsonPath& p) const;
 
-  // Calls fn(key, value, member_path) for every member, in document order.
+  // Calls fn(key, value, member_path) for every member, in document order;
+  // a member name that appears twice is refused (see MemberNames). Every
+  // object of a document is read through here: Lathe never reads a
+  // document that means two different things to two readers.
   template <typename Fn>
   Status for_each_member(Value& v, const JsonPath& p, Fn&& fn) const;
   // Calls fn(item, item_path) for every element.
@@ -222,6 +256,7 @@ class TensorMetaCache {
 template <typename Fn>
 Status Reader::for_each_member(Value& v, const JsonPath& p, Fn&& fn) const {
   LATHE_ASSIGN_OR_RETURN(Object o, object(v, p));
+  MemberNames names;
   for (auto member : o) {
     od::field f;
     if (auto err = std::move(member).get(f)) return failure(p, err, "an object member");
@@ -235,6 +270,7 @@ Status Reader::for_each_member(Value& v, const JsonPath& p, Fn&& fn) const {
     }
     Value value = f.value();
     JsonPath mp = p.field(key);
+    if (!names.insert(key)) return error(mp, "member appears twice in one object (readers disagree on which to keep)");
     LATHE_RETURN_IF_ERROR(fn(key, value, mp));
   }
   return Status::Ok();

@@ -12,6 +12,8 @@
 // built in memory can contain (the reader accepts valid UTF-8 only).
 #include <nlohmann/json.hpp>
 
+#include "lathe/serde/json_compact.h"
+
 namespace lathe::json {
 namespace {
 
@@ -251,9 +253,8 @@ void write_string_map(Writer& w, const std::vector<std::pair<std::string, std::s
 }
 
 std::string normalized(std::string_view text, std::string_view fallback) {
-  auto j = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return std::string(fallback);
-  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  auto out = compact(text);
+  return out.ok() ? std::move(out).value() : std::string(fallback);
 }
 
 }  // namespace lathe::json

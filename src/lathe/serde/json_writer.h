@@ -12,10 +12,12 @@
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
 #include <cstring>
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -131,10 +133,25 @@ void write_tensor_meta(Writer& w, const TensorMeta& m);
 // Calls fn(key, value) once per distinct key of `pairs`, in order of first
 // appearance, with the last value given for it: what assigning the pairs to
 // a JSON object one by one leaves (the IR's tables are vectors of pairs and
-// may repeat a key). Tables are small (a node's metadata), so repeats are
-// looked for by comparison, not with an index.
+// may repeat a key). Most tables are small (a node's metadata): repeats are
+// looked for by comparison there, and with an index in a larger one, which
+// comparison would make quadratic.
 template <typename V, typename Fn>
 void for_each_last_value(const std::vector<std::pair<std::string, V>>& pairs, Fn&& fn) {
+  constexpr size_t kCompareUpTo = 32;
+  if (pairs.size() > kCompareUpTo) {
+    constexpr size_t kDone = SIZE_MAX;
+    std::unordered_map<std::string_view, size_t> last;
+    last.reserve(pairs.size());
+    for (size_t i = 0; i < pairs.size(); ++i) last[pairs[i].first] = i;
+    for (const auto& pair : pairs) {
+      size_t& at = last.find(pair.first)->second;
+      if (at == kDone) continue;
+      fn(pair.first, pairs[at].second);
+      at = kDone;
+    }
+    return;
+  }
   bool repeats = false;
   for (size_t i = 1; i < pairs.size() && !repeats; ++i) {
     for (size_t j = 0; j < i && !repeats; ++j) repeats = pairs[i].first == pairs[j].first;

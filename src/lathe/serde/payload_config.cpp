@@ -15,22 +15,14 @@ TensorMeta payload_tensor_meta(const Tensor& t) {
   return m;
 }
 
-Result<PayloadConfig> decode_payload_config(std::string_view text, const std::string& origin,
-                                            size_t readable_after, const std::function<void(size_t)>& read_past) {
-  LATHE_ASSIGN_OR_RETURN(std::unique_ptr<json::Document> doc, json::Document::parse(text, origin, readable_after));
-  json::ReadProgress progress(text, read_past);
-  progress.indexed(*doc);
-  LATHE_ASSIGN_OR_RETURN(json::Value root, doc->root());
-  json::Reader r(origin);
-  JsonPath p;
-  LATHE_ASSIGN_OR_RETURN(json::Object ro, r.object(root, p));
-  LATHE_ASSIGN_OR_RETURN(json::Value cfg, r.field(ro, "config", p));
-  PayloadConfig out;
-  json::TensorMetaCache metas;
-  LATHE_RETURN_IF_ERROR(r.for_each_member(cfg, p.field("config"), [&](std::string_view fqn, json::Value& entry,
-                                                                       const JsonPath& ep) -> Status {
+namespace {
+
+// The entries of the "config" object, one per weight.
+Status decode_config_entries(const json::Reader& r, json::Value& cfg, const JsonPath& cp, json::ReadProgress& progress,
+                             json::TensorMetaCache& metas, PayloadConfig& out) {
+  return r.for_each_member(cfg, cp, [&](std::string_view fqn, json::Value& entry, const JsonPath& ep) -> Status {
     // Entries are read front to back, and nothing before them is looked up
-    // again ("config" was found first): what lies behind may be dropped.
+    // again: what lies behind may be dropped.
     progress.reached(entry);
     PayloadMeta m;
     bool have_path = false;
@@ -55,7 +47,28 @@ Result<PayloadConfig> decode_payload_config(std::string_view text, const std::st
     if (!have_path) return r.error(ep, "missing field 'path_name'");
     out.emplace_back(std::string(fqn), std::move(m));
     return Status::Ok();
+  });
+}
+
+}  // namespace
+
+Result<PayloadConfig> decode_payload_config(std::string_view text, const std::string& origin,
+                                            size_t readable_after, const std::function<void(size_t)>& read_past) {
+  LATHE_ASSIGN_OR_RETURN(std::unique_ptr<json::Document> doc, json::Document::parse(text, origin, readable_after));
+  json::ReadProgress progress(text, read_past);
+  progress.indexed(*doc);
+  LATHE_ASSIGN_OR_RETURN(json::Value root, doc->root());
+  json::Reader r(origin);
+  JsonPath p;
+  PayloadConfig out;
+  json::TensorMetaCache metas;
+  bool have_config = false;
+  LATHE_RETURN_IF_ERROR(r.for_each_member(root, p, [&](std::string_view key, json::Value& cfg, const JsonPath& cp) {
+    if (key != "config") return Status::Ok();
+    have_config = true;
+    return decode_config_entries(r, cfg, cp, progress, metas, out);
   }));
+  if (!have_config) return r.error(p, "missing field 'config'");
   return out;
 }
 

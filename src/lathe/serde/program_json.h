@@ -19,7 +19,10 @@ namespace lathe {
 struct JsonDecodeOptions {
   // Used in error messages: "<origin>: $.graph_module.graph.nodes[3]...".
   std::string origin = "<json>";
-  size_t max_depth = 256;
+  // How deep arguments and graphs may nest. Each level is at least one
+  // level of JSON, which kMaxDocumentNesting bounds in every document, so
+  // by default that one limit (1024) is the only one a file can meet.
+  size_t max_depth = 1024;
   // How many readable bytes follow `json` in memory. With at least
   // SIMDJSON_PADDING (64) the text is parsed in place, without a copy; a
   // record inside a zip always has the central directory after it.

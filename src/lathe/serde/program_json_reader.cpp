@@ -17,7 +17,6 @@
 #include <functional>
 
 #include "lathe/ir/graph_assembler.h"
-#include "lathe/ir/input_shapes.h"
 #include "lathe/ir/spec_kinds.h"
 #include "lathe/serde/json_reader.h"
 #include "lathe/serde/program_json.h"
@@ -1054,28 +1053,37 @@ Status ProgramDecoder::decode_output_spec(JValue& spec, const JsonPath& sp, size
 
 Status ProgramDecoder::decode_signature(JValue& v, const JsonPath& p, ExportedProgram& ep) {
   const Graph& g = ep.graph();
-  LATHE_ASSIGN_OR_RETURN(Object so, r_.object(v, p));
-  LATHE_ASSIGN_OR_RETURN(JValue ie, r_.field(so, "input_specs", p));
-  JsonPath ip = p.field("input_specs");
-  ep.input_specs.reserve(g.inputs().size());
-  size_t index = 0;
-  LATHE_RETURN_IF_ERROR(r_.for_each_element(ie, ip, [&](JValue& spec, const JsonPath& sp) {
-    progress_.ahead(spec);
-    return decode_input_spec(spec, sp, index++, ep);
+  bool have_inputs = false, have_outputs = false;
+  LATHE_RETURN_IF_ERROR(r_.for_each_member(v, p, [&](std::string_view key, JValue& x, const JsonPath& mp) -> Status {
+    if (key == "input_specs") {
+      have_inputs = true;
+      ep.input_specs.reserve(g.inputs().size());
+      size_t index = 0;
+      return r_.for_each_element(x, mp, [&](JValue& spec, const JsonPath& sp) {
+        progress_.ahead(spec);
+        return decode_input_spec(spec, sp, index++, ep);
+      });
+    }
+    if (key == "output_specs") {
+      have_outputs = true;
+      size_t index = 0;
+      return r_.for_each_element(x, mp, [&](JValue& spec, const JsonPath& sp) {
+        return decode_output_spec(spec, sp, index++, ep);
+      });
+    }
+    return Status::Ok();
   }));
   if (ep.input_specs.size() != g.inputs().size()) {
-    return r_.error(ip, "has " + std::to_string(ep.input_specs.size()) + " specs but the graph has " +
-                            std::to_string(g.inputs().size()) + " inputs");
+  if (!have_inputs) return r_.error(p, "missing field 'input_specs'");
+  if (!have_outputs) return r_.error(p, "missing field 'output_specs'");
+    return r_.error(p.field("input_specs"), "has " + std::to_string(ep.input_specs.size()) +
+                                                " specs but the graph has " + std::to_string(g.inputs().size()) +
+                                                " inputs");
   }
-  LATHE_ASSIGN_OR_RETURN(JValue oe, r_.field(so, "output_specs", p));
-  JsonPath op = p.field("output_specs");
-  index = 0;
-  LATHE_RETURN_IF_ERROR(r_.for_each_element(oe, op, [&](JValue& spec, const JsonPath& sp) {
-    return decode_output_spec(spec, sp, index++, ep);
-  }));
   if (ep.output_specs.size() != g.outputs().size()) {
-    return r_.error(op, "has " + std::to_string(ep.output_specs.size()) + " specs but the graph has " +
-                            std::to_string(g.outputs().size()) + " outputs");
+    return r_.error(p.field("output_specs"), "has " + std::to_string(ep.output_specs.size()) +
+                                                 " specs but the graph has " + std::to_string(g.outputs().size()) +
+                                                 " outputs");
   }
   return Status::Ok();
 }
@@ -1263,12 +1271,7 @@ Result<std::unique_ptr<ExportedProgram>> decode_program_json(std::string_view te
   LATHE_ASSIGN_OR_RETURN(std::unique_ptr<json::Document> doc,
                          json::Document::parse(text, options.origin, options.readable_after));
   ProgramDecoder decoder(options, text);
-  LATHE_ASSIGN_OR_RETURN(std::unique_ptr<ExportedProgram> ep, decoder.decode(*doc));
-  // An input size that does not parse or names a symbol without a range,
-  // an empty range or a negative placeholder size would load and leave
-  // run's input check off (or refusing every size): refuse the file.
-  if (Status shapes = check_input_shapes(*ep); !shapes.ok()) return shapes.error().context(options.origin);
-  return ep;
+  return decoder.decode(*doc);
 }
 
 }  // namespace lathe

@@ -27,7 +27,15 @@ inline constexpr const char* kFormatLegacyPre8 = "legacy-2.2";  // flat zip, int
 
 struct Pt2ReadOptions {
   ZipLimits zip;
-  size_t max_json_depth = 256;
+  // The one JSON nesting limit (json::kMaxDocumentNesting): documents, and
+  // arguments and subgraphs within them, nest at most this deep.
+  size_t max_json_depth = 1024;
+  // Upper bound on one JSON record's (uncompressed) size: a program's graph,
+  // a weights or constants config. Parsing needs about twice a record's size
+  // in memory, and the largest real graphs are tens of MB; this stops a
+  // small archive of deflated padding from asking for gigabytes. Checked
+  // against the size the zip declares, before anything is inflated.
+  uint64_t max_json_record_bytes = uint64_t{512} << 20;
   // Fake tensors (0-byte weight records) are read as zeros; this bounds the
   // zeros allocated for them in one archive.
   uint64_t max_zero_filled_bytes = 1ull << 30;

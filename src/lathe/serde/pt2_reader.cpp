@@ -29,6 +29,15 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
+// A JSON record larger than Pt2ReadOptions::max_json_record_bytes is refused
+// by its declared size (the zip reader never inflates past that).
+Status check_json_record_size(const ZipEntry& e, const std::string& origin, const Pt2ReadOptions& options) {
+  if (e.size <= options.max_json_record_bytes) return Status::Ok();
+  return make_error(origin + ": the JSON record is " + std::to_string(e.size) + " bytes uncompressed, more than the " +
+                    std::to_string(options.max_json_record_bytes >> 20) +
+                    " MiB Lathe reads (Pt2ReadOptions::max_json_record_bytes; docs/hostile-input.md)");
+}
+
 class ArchiveReader {
  public:
   ArchiveReader(std::shared_ptr<const ZipReader> zip, std::string path, std::string top, const Pt2ReadOptions& options)
@@ -79,6 +88,7 @@ Result<std::string_view> ArchiveReader::read_text(const std::string& record, std
                                                   size_t* readable_after) const {
   const ZipEntry* e = find(record);
   if (!e) return make_error(path_ + ": missing record '" + record + "'");
+  LATHE_RETURN_IF_ERROR(check_json_record_size(*e, path_ + ": " + record, options_));
   LATHE_RETURN_IF_ERROR(zip_.check_crc(*e));
   if (readable_after) *readable_after = 0;
   if (e->method == 0) {
@@ -293,6 +303,7 @@ Result<Program> read_legacy(const std::shared_ptr<const ZipReader>& shared_zip, 
                             const Pt2ReadOptions& options) {
   const ZipReader& zip = *shared_zip;
   const ZipEntry* ep_entry = zip.find("serialized_exported_program.json");
+  LATHE_RETURN_IF_ERROR(check_json_record_size(*ep_entry, path + ": serialized_exported_program.json", options));
   LATHE_RETURN_IF_ERROR(zip.check_crc(*ep_entry));
   LATHE_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, zip.read(*ep_entry));
   std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
@@ -362,10 +373,8 @@ std::string join_names(const std::vector<std::string>& names) {
 
 namespace {
 
-// Both entry points: `path` names the archive in messages. The reader is
-// shared: lazy records (extras, sample inputs) keep it alive.
-Result<Program> read_pt2_zip(ZipReader opened, const std::string& path, const Pt2ReadOptions& options) {
-  auto shared_zip = std::make_shared<const ZipReader>(std::move(opened));
+Result<Program> read_opened(const std::shared_ptr<const ZipReader>& shared_zip, const std::string& path,
+                            const Pt2ReadOptions& options) {
   const ZipReader& zip = *shared_zip;
   if (zip.entries().empty()) return make_error(path + ": the zip archive has no entries");
   if (auto models = aoti_package_models(zip)) {
@@ -391,6 +400,18 @@ Result<Program> read_pt2_zip(ZipReader opened, const std::string& path, const Pt
   }
   ArchiveReader reader(shared_zip, path, top, options);
   return reader.read();
+}
+
+// Both entry points: `path` names the archive in messages. The reader is
+// shared: lazy records (extras, sample inputs) keep it alive. The program
+// was decoded from the file's bytes in place: if the file changed while it
+// was read (a page vanished and read as zeros, or bytes were rewritten),
+// what was read, or the error it gave, means nothing; say what happened.
+Result<Program> read_pt2_zip(ZipReader opened, const std::string& path, const Pt2ReadOptions& options) {
+  auto shared_zip = std::make_shared<const ZipReader>(std::move(opened));
+  Result<Program> program = read_opened(shared_zip, path, options);
+  LATHE_RETURN_IF_ERROR(shared_zip->check_intact());
+  return program;
 }
 
 }  // namespace

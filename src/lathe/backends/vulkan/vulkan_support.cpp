@@ -56,6 +56,7 @@ NodeSupport conv_support(const Node& n, const Constness& c) {
   const size_t spatial = rank - 2;
   support_rules::ConvGeometry g;
   if (NodeSupport geometry = support_rules::read_conv_geometry(n, spatial, g); !geometry.claimed) return geometry;
+  if (NodeSupport fits = support_rules::check_conv_window(n, g); !fits.claimed) return fits;
   if (std::string r = needs_constant(w, "weight", c); !r.empty()) return NodeSupport::no(r);
   if (!is_none_input(n, arg::bias)) {
     if (std::string r = needs_constant(tensor_input(n, arg::bias), "bias", c); !r.empty()) return NodeSupport::no(r);
@@ -137,6 +138,7 @@ NodeSupport pool_support(const Node& n) {
   if (x->meta()->sizes.size() != 4) return NodeSupport::no("input is not 4-D");
   const auto k = literal_ints(n, arg::kernel_size, 2, {});
   if (!k || !literal_ints(n, arg::padding, 2, {0, 0}) || !vulkan_pool_stride(n, *k)) return NodeSupport::no("has a symbolic window");
+  if (NodeSupport fits = support_rules::check_pool_window(n); !fits.claimed) return fits;
   if (n.op_target() == aten::avg_pool2d) {
     if (!is_none_input(n, arg::divisor_override) && !literal_int(n, arg::divisor_override)) return NodeSupport::no("has a symbolic divisor");
     return NodeSupport::yes("pool2d (average)");

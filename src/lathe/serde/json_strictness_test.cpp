@@ -1,0 +1,147 @@
+// One JSON text means one program, read in time linear in its size
+// (issue 33, items 7, 13 and 24): repeated member names and data after the
+// document are refused wherever they are, carried values (node metadata that
+// is not a string, module_call_graph) are checked and re-spelled in one
+// linear pass, and one nesting limit (kMaxDocumentNesting) holds everywhere.
+// The archive-level cases (a repeated "target", a second document after
+// model.json, ...) are in tests/malformed/.
+#include <gtest/gtest.h>
+
+#include <ctime>
+#include <functional>
+#include <string>
+
+#include "lathe/serde/json_compact.h"
+#include "lathe/serde/json_reader.h"
+#include "lathe/serde/json_writer.h"
+#include "lathe/serde/program_json.h"
+
+namespace lathe {
+namespace {
+
+// A one-node program whose node metadata holds `metadata` (JSON text of
+// the members, without braces).
+std::string program_with_metadata(const std::string& metadata) {
+  const std::string meta =
+      R"({"dtype": 7, "sizes": [{"as_int": 2}], "requires_grad": false, "device": {"type": "cpu", "index": null},
+          "strides": [{"as_int": 1}], "storage_offset": {"as_int": 0}, "layout": 7})";
+  return R"({"graph_module": {"graph": {"inputs": [{"as_tensor": {"name": "x"}}], "outputs": [{"as_tensor": {"name": "y"}}],
+    "nodes": [{"target": "torch.ops.aten.relu.default", "inputs": [{"name": "self", "arg": {"as_tensor": {"name": "x"}}, "kind": 1}],
+      "outputs": [{"as_tensor": {"name": "y"}}], "metadata": {)" +
+         metadata + R"(}, "is_hop_single_tensor_return": null, "name": null}],
+    "tensor_values": {"x": )" + meta + R"(, "y": )" + meta + R"(}, "sym_int_values": {}, "sym_bool_values": {},
+    "is_single_tensor_return": false, "custom_obj_values": {}, "sym_float_values": {}},
+  "signature": {"input_specs": [{"user_input": {"arg": {"as_tensor": {"name": "x"}}}}],
+                "output_specs": [{"user_output": {"arg": {"as_tensor": {"name": "y"}}}}]},
+  "module_call_graph": [], "metadata": {}, "treespec_namedtuple_fields": {}},
+ "opset_version": {"aten": 10}, "range_constraints": {}, "schema_version": {"major": 8, "minor": 20},
+ "verifiers": [], "torch_version": "2.13.0", "guards_code": []})";
+}
+
+// `n` distinct members {"k0": 0, "k1": 1, ...}.
+std::string object_with_keys(size_t n) {
+  std::string s = "{";
+  for (size_t i = 0; i < n; ++i) s += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":" + std::to_string(i);
+  return s + "}";
+}
+
+double cpu_seconds_of(const std::function<void()>& fn) {
+  const std::clock_t start = std::clock();
+  fn();
+  return static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC;
+}
+
+TEST(JsonCompact, RespellsCompactlyAsTheWriterDoes) {
+  auto out = json::compact(" { \"a\" : [ 1 , -2.5e0 , \"x\\u0001\\u00e9\" , true ] ,\n \"b\" : null , \"c\": {} } ");
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  EXPECT_EQ(*out, "{\"a\":[1,-2.5,\"x\\u0001\xc3\xa9\",true],\"b\":null,\"c\":{}}");
+  EXPECT_EQ(*json::compact("18446744073709551615"), "18446744073709551615");
+  EXPECT_EQ(json::normalized("{\"a\" : 1}", "fallback"), "{\"a\":1}");
+}
+
+TEST(JsonCompact, RefusesRepeatsTrailingDataAndDepth_NEG) {
+  auto repeated = json::compact(R"({"a": 1, "b": {"a": 2, "c": 3, "a": 4}})");
+  ASSERT_FALSE(repeated.ok());
+  EXPECT_EQ(repeated.error().message(), "member 'a' appears twice in one object");
+  EXPECT_TRUE(json::compact(R"({"a": {"a": 1}, "b": [{"a": 1}, {"a": 2}]})").ok());  // one name per object
+  auto trailing = json::compact("{} {}");
+  ASSERT_FALSE(trailing.ok());
+  EXPECT_NE(trailing.error().message().find("invalid JSON at byte"), std::string::npos) << trailing.error().message();
+  EXPECT_FALSE(json::compact("[1,]").ok());
+  EXPECT_EQ(json::normalized("{\"a\":1,\"a\":2}", "fallback"), "fallback");
+  const size_t limit = json::kMaxDocumentNesting;
+  EXPECT_TRUE(json::compact(std::string(limit, '[') + std::string(limit, ']')).ok());
+  auto deep = json::compact(std::string(limit + 1, '[') + std::string(limit + 1, ']'));
+  ASSERT_FALSE(deep.ok());
+  EXPECT_EQ(deep.error().message(), "nested deeper than 1024 levels");
+}
+
+// The probe's case: a million members under a metadata key Lathe does not
+// know took over a minute (nlohmann's ordered object looks each name up
+// among those before it). Linear now: about as long as any million tokens.
+// CPU time, not wall time, so a busy machine does not fail it.
+TEST(JsonStrictness, AMillionKeysUnderAnUnknownMetadataKeyReadInUnderASecond) {
+  const std::string doc = program_with_metadata(R"("stack_trace": "x", "mystery": )" + object_with_keys(1000000));
+  std::unique_ptr<ExportedProgram> ep;
+  const double seconds = cpu_seconds_of([&] {
+    auto decoded = decode_program_json(doc);
+    ASSERT_TRUE(decoded.ok()) << decoded.error().message();
+    ep = std::move(*decoded);
+  });
+  EXPECT_LT(seconds, 1.0);
+  ASSERT_TRUE(ep);
+  // And written back in linear time too (convert).
+  const double write_seconds = cpu_seconds_of([&] { EXPECT_GT(encode_program_json(*ep).size(), size_t{10} << 20); });
+  EXPECT_LT(write_seconds, 1.0);
+}
+
+TEST(JsonStrictness, AMillionMetadataKeysReadAndWriteInUnderASecond) {
+  std::string members;
+  for (size_t i = 0; i < 1000000; ++i) members += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":\"v\"";
+  const std::string doc = program_with_metadata(members);
+  std::unique_ptr<ExportedProgram> ep;
+  const double seconds = cpu_seconds_of([&] {
+    auto decoded = decode_program_json(doc);
+    ASSERT_TRUE(decoded.ok()) << decoded.error().message();
+    ep = std::move(*decoded);
+  });
+  EXPECT_LT(seconds, 1.0);
+  ASSERT_TRUE(ep);
+  const double write_seconds = cpu_seconds_of([&] { EXPECT_GT(encode_program_json(*ep).size(), size_t{10} << 20); });
+  EXPECT_LT(write_seconds, 1.0);
+}
+
+TEST(JsonStrictness, RepeatedMemberNamesAreRefusedEverywhere_NEG) {
+  auto repeated_metadata = decode_program_json(program_with_metadata(R"("stack_trace": "a", "stack_trace": "b")"));
+  ASSERT_FALSE(repeated_metadata.ok());
+  EXPECT_EQ(repeated_metadata.error().message(),
+            "<json>: $.graph_module.graph.nodes[0].metadata.stack_trace: member appears twice in one object (readers "
+            "disagree on which to keep)");
+  // Past the names compared in place (16), into the set.
+  std::string many = object_with_keys(40);
+  many.insert(many.size() - 1, ",\"k33\":0");
+  auto carried = decode_program_json(program_with_metadata(R"("mystery": )" + many));
+  ASSERT_FALSE(carried.ok());
+  EXPECT_EQ(carried.error().message(),
+            "<json>: $.graph_module.graph.nodes[0].metadata.mystery: member 'k33' appears twice in one object");
+  std::string in_place = program_with_metadata("\"m\": \"x\"");
+  in_place.replace(in_place.find("\"name\": null}"), 13, "\"name\": null, \"name\": \"n\"}");
+  EXPECT_FALSE(decode_program_json(in_place).ok());
+}
+
+TEST(JsonStrictness, DataAfterTheDocumentIsRefused_NEG) {
+  const std::string doc = program_with_metadata("");
+  ASSERT_TRUE(decode_program_json(doc).ok());
+  for (const std::string& tail : {std::string(" {}"), std::string("\n]"), std::string(" x"),
+                                  std::string(2u << 20, ' ') + "1"}) {
+    auto out = decode_program_json(doc + tail);
+    ASSERT_FALSE(out.ok()) << tail.substr(0, 8);
+    EXPECT_EQ(out.error().message(),
+              "<json>: data after the JSON document (at byte " + std::to_string(doc.size() + tail.size() - 1 -
+                                                                                  (tail == " {}" ? 1 : 0)) + ")");
+  }
+  EXPECT_TRUE(decode_program_json(doc + " \n\t\r ").ok());
+}
+
+}  // namespace
+}  // namespace lathe
