@@ -103,20 +103,22 @@ SIMPLE = records("fixtures/simple_linear.pt2")
 SIMPLE_28 = records("fixtures/pt2-2.8/simple_linear.pt2")
 SIMPLE_LEGACY = records("fixtures/legacy-2.4/simple_linear.pt2")
 TOP = "simple_linear/"
+# x: [s77, 4] with s77 in [2, 64], no weights (a small file).
+SYMBOLIC = records("fixtures/constructs/symbolic.pt2")
 
 
 # Records no reader needs, left out to keep the files small.
 UNNEEDED = {"data/sample_inputs/model.pt", ".data/serialization_id", "serialized_example_inputs.pt"}
 
 
-def archive(recs, edits=None, drop=(), add=(), deflate=()):
+def archive(recs, edits=None, drop=(), add=(), deflate=(), top=TOP):
     """A fixture's records, JSON compacted (smaller files, exact patterns),
     with `edits` {relative name: fn(bytes) -> bytes} applied and the records
-    named in `deflate` DEFLATE-compressed."""
+    named in `deflate` DEFLATE-compressed. `top`: the fixture's folder."""
     edits = edits or {}
     out = []
     for name, data in recs:
-        rel = name[len(TOP):] if name.startswith(TOP) else name
+        rel = name[len(top):] if name.startswith(top) else name
         if rel in drop or rel in UNNEEDED:
             continue
         if name.endswith(".json") and data[:1] == b"{":
@@ -454,3 +456,39 @@ def main():
 
 if __name__ == "__main__":
     main()
+    # --- input sizes and ranges (issue 33, items 8 and 23) -----------------
+    # Each once loaded and left run's input check off (sizes 0, 65, 1000
+    # ran for s77 in [2, 64]) or refusing every size: refused at load, with
+    # the input, the size as written and what is wrong.
+    def symbolic(edit):
+        return archive(SYMBOLIC, {mj: edit}, top="symbolic/")
+
+    def x_size(expr):
+        return symbolic(sub('"x":{"dtype":7,"sizes":[{"as_expr":{"expr_str":"Symbol(\'s77\', positive=True, integer=True)"',
+                            '"x":{"dtype":7,"sizes":[{"as_expr":{"expr_str":' + json.dumps(expr)))
+    case("symbolic_size_unparsable.pt2", x_size("Symbol('s77', positive=True"),
+         "user input 'x' dim 0: size \"Symbol('s77', positive=True\" does not parse: unexpected end of text")
+    case("symbolic_size_division_by_zero.pt2", x_size("s77//0"),
+         "user input 'x' dim 0: size \"s77//0\" cannot be computed for s77 = 2 (the lower end of its range): "
+         "division by zero (2 // 0)")
+    case("symbolic_size_unknown_symbol.pt2", x_size("Symbol('s99', positive=True, integer=True)"),
+         "names symbol 's99', which has no range in range_constraints")
+    case("symbolic_size_power_tower.pt2", x_size("s77**s77**s77"),
+         "size \"s77**s77**s77\" cannot be computed for s77 = 64 (the upper end of its range): "
+         "64 ** 64 does not fit in 64 bits")
+    case("symbolic_size_nested_too_deep.pt2", x_size("s77" + "**s77" * 1000),
+         "does not parse: nested deeper than 100 levels")
+    case("symbolic_size_symbol_without_range.pt2",
+         symbolic(sub('"range_constraints":{"s77":{"min_val":2,"max_val":64}}', '"range_constraints":{}')),
+         "user input 'x' dim 0: size \"Symbol('s77', positive=True, integer=True)\" names symbol 's77', "
+         "which has no range in range_constraints")
+    case("range_min_above_max.pt2",
+         symbolic(sub('"range_constraints":{"s77":{"min_val":2,"max_val":64}}',
+                      '"range_constraints":{"s77":{"min_val":64,"max_val":1}}')),
+         "range_constraints: s77's range [64, 1] is empty: min_val 64 is above max_val 1")
+    case("placeholder_negative_size.pt2",
+         archive(SIMPLE, {mj: sub('"p_linear_weight":{"dtype":7,"sizes":[{"as_int":3},{"as_int":3}]',
+                                  '"p_linear_weight":{"dtype":7,"sizes":[{"as_int":-3},{"as_int":3}]')}),
+         "models/model.json: placeholder 'p_linear_weight' (input 0, parameter 'linear.weight') declares a "
+         "negative size: dim 0 is -3")
+

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "lathe/ir/flat_map.h"
+#include "lathe/ir/input_shapes.h"
 
 namespace lathe {
 
@@ -690,7 +691,11 @@ Status verify(const ExportedProgram& ep, const std::string& method_name) {
   Checker c(ep.graph());
   LATHE_RETURN_IF_ERROR(check_signature(ep, c, where));
   LATHE_RETURN_IF_ERROR(c.check_graph(ep.graph(), where, {}));
-  return c.check_use_lists(where);
+  LATHE_RETURN_IF_ERROR(c.check_use_lists(where));
+  // What a loader refuses, for programs built in memory (a file never
+  // reaches here with it).
+  Status shapes = check_input_shapes(ep);
+  return shapes.ok() ? shapes : Status(shapes.error().context(where));
 }
 
 Status verify(const Program& program) {

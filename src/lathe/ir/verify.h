@@ -19,7 +19,8 @@
 namespace lathe {
 
 // One method: signature ↔ graph alignment, state, output order, mutation
-// outputs, then the graph (and its subgraphs) as verify_graph() checks it.
+// outputs, then the graph (and its subgraphs) as verify_graph() checks it,
+// then the inputs' declared sizes and ranges (check_input_shapes).
 Status verify(const ExportedProgram& ep, const std::string& method_name);
 // Every method (at least one; names unique).
 Status verify(const Program& program);

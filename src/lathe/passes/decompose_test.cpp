@@ -134,6 +134,7 @@ TEST_F(DecomposeTest, LinearThatCannotBeDecomposedIsKept_NEG) {
   b.user_output(linear(b, x, w, nullptr, {6}));
   // 3-D with a symbolic batch: flattening it would need the symbolic size.
   const SymDim s0(SymExpr{"s0", int64_t{3}});
+  ep.range_constraints.emplace_back("s0", RangeConstraint{2, std::nullopt});  // as torch.export writes a Dim's
   Value* y = b.user_input("y", GraphBuilder::tensor_meta(DType::Float32, {s0, SymDim(2), SymDim(4)}));
   b.user_output(b.call("aten.linear.default", {{"input", y}, {"weight", w}},
                        GraphBuilder::tensor_meta(DType::Float32, {s0, SymDim(2), SymDim(6)})));
@@ -146,6 +147,7 @@ TEST_F(DecomposeTest, TwoDimensionalLinearWithASymbolicBatchIsDecomposed) {
   // torch.export with a Dim on the batch: [s0, 4] @ w.T needs no sizes.
   Value* w = b.parameter("w", {6, 4});
   const SymDim s0(SymExpr{"s0", int64_t{3}});
+  ep.range_constraints.emplace_back("s0", RangeConstraint{2, std::nullopt});
   Value* x = b.user_input("x", GraphBuilder::tensor_meta(DType::Float32, {s0, SymDim(4)}));
   b.user_output(b.call("aten.linear.default", {{"input", x}, {"weight", w}},
                        GraphBuilder::tensor_meta(DType::Float32, {s0, SymDim(6)})));

@@ -120,7 +120,8 @@ Status Executor::Impl::plan(const ExportedProgram& ep, const ExecutorOptions& op
   }
   LATHE_RETURN_IF_ERROR(bind_inputs(ep));
   LATHE_RETURN_IF_ERROR(bind_outputs(ep));
-  checker.emplace(ep, user_in);
+  LATHE_ASSIGN_OR_RETURN(InputChecker inputs_checker, InputChecker::create(ep, user_in));
+  checker.emplace(std::move(inputs_checker));
 
   // User outputs go back to the caller; mutations are copied into state
   // after the call, so they may live in shared buffers.

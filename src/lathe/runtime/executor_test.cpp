@@ -214,6 +214,7 @@ TEST_F(ExecutorTest, SymbolicArithmeticFollowsPython) {
     ExportedProgram ep;
     GraphBuilder b(ep);
     Value* a = b.sym_int_input("a", SymExpr{"s0", std::nullopt});
+    ep.range_constraints.emplace_back("s0", RangeConstraint{});  // an int input: unbounded
     Value* r = b.call_sym_int(c.op, {{"a", a}, {"b", Argument(c.b)}}, SymDim(SymExpr{"r", std::nullopt}));
     b.user_output(r);
     auto ex = Executor::create(ep);
@@ -230,6 +231,7 @@ TEST_F(ExecutorTest, SymbolicArithmeticFollowsPython) {
     ExportedProgram ep;
     GraphBuilder b(ep);
     Value* a = b.sym_int_input("a", SymExpr{"s0", std::nullopt});
+    ep.range_constraints.emplace_back("s0", RangeConstraint{});  // an int input: unbounded
     b.user_output(b.call_sym_int(op, {{"a", a}}, SymDim(SymExpr{"r", std::nullopt})));
     auto ex = Executor::create(ep);
     ASSERT_TRUE(ex.ok()) << op;
@@ -257,6 +259,7 @@ TEST_F(ExecutorTest, SymbolicArithmeticPastInt64IsAnError_NEG) {
     ExportedProgram ep;
     GraphBuilder g(ep);
     Value* x = g.sym_int_input("a", SymExpr{"s0", std::nullopt});
+    ep.range_constraints.emplace_back("s0", RangeConstraint{});  // an int input: unbounded
     g.user_output(g.call_sym_int(op, {{"a", x}, {"b", Argument(b)}}, SymDim(SymExpr{"r", std::nullopt})));
     auto ex = Executor::create(ep);
     ASSERT_TRUE(ex.ok()) << op;
@@ -267,6 +270,7 @@ TEST_F(ExecutorTest, SymbolicArithmeticPastInt64IsAnError_NEG) {
   ExportedProgram ep;  // the one that fits: INT64_MIN % -1 is 0 in Python
   GraphBuilder g(ep);
   Value* x = g.sym_int_input("a", SymExpr{"s0", std::nullopt});
+  ep.range_constraints.emplace_back("s0", RangeConstraint{});  // an int input: unbounded
   g.user_output(g.call_sym_int("_operator.mod", {{"a", x}, {"b", Argument(int64_t{-1})}}, SymDim(SymExpr{"r", std::nullopt})));
   auto out = (*Executor::create(ep))->run(std::vector<EValue>{EValue(kMin)});
   ASSERT_TRUE(out.ok()) << out.error().message();

@@ -160,3 +160,70 @@ TEST(InputCheck, SymIntInputDisagreeingWithItsTensor_NEG) {
 
 }  // namespace
 }  // namespace lathe
+
+namespace lathe {
+namespace {
+
+// torch.export's derived dims (Dim arithmetic: 2*dx, dx + 1): x is [s0, 3]
+// when `with_x`, y is [<y_size>, 3]; s0 in [2, 8]. Outputs relu of each.
+Result<std::unique_ptr<Executor>> derived(ExportedProgram& ep, const std::string& y_size, bool with_x) {
+  GraphBuilder b(ep);
+  const SymDim s0 = SymExpr{"Symbol('s0', positive=True, integer=True)", int64_t{4}};
+  const SymDim ys = SymExpr{y_size, std::nullopt};
+  if (with_x) {
+    Value* x = b.user_input("x", GraphBuilder::tensor_meta(DType::Float32, {s0, 3}));
+    b.user_output(b.call("aten.relu.default", {{"self", x}}, GraphBuilder::tensor_meta(DType::Float32, {s0, 3})));
+  }
+  Value* y = b.user_input("y", GraphBuilder::tensor_meta(DType::Float32, {ys, 3}));
+  b.user_output(b.call("aten.relu.default", {{"self", y}}, GraphBuilder::tensor_meta(DType::Float32, {ys, 3})));
+  ep.range_constraints.emplace_back("s0", RangeConstraint{2, 8});
+  return Executor::create(ep);
+}
+
+TEST(InputCheck, DerivedSizeIsComputedFromItsSymbol) {
+  ExportedProgram ep;
+  auto ex = derived(ep, "Mul(Integer(2), Symbol('s0', positive=True, integer=True))", true);
+  ASSERT_TRUE(ex.ok()) << ex.error().message();
+  EXPECT_EQ(run_error(**ex, {zeros({4, 3}), zeros({8, 3})}), "");
+  EXPECT_EQ(run_error(**ex, {zeros({4, 3}), zeros({7, 3})}), "input 'y' dim 0 is 7, but its size \"2*s0\" is 8 for s0 = 4");
+}
+
+// With no plain dim giving s0, the size is solved for s0, within its range.
+TEST(InputCheck, DerivedSizeAloneIsSolvedWithinTheRange) {
+  ExportedProgram ep;
+  auto ex = derived(ep, "s0 + 1", false);  // the infix form older exports wrote
+  ASSERT_TRUE(ex.ok()) << ex.error().message();
+  for (int64_t rows : {3, 9}) EXPECT_EQ(run_error(**ex, {zeros({rows, 3})}), "") << rows;
+  for (int64_t rows : {0, 2, 10, 1000}) {
+    EXPECT_EQ(run_error(**ex, {zeros({rows, 3})}),
+              "input 'y' dim 0 is " + std::to_string(rows) + ", which its size \"s0 + 1\" is for no s0 in its range [2, 8]");
+  }
+  ExportedProgram doubled;
+  auto ex2 = derived(doubled, "2*s0", false);
+  ASSERT_TRUE(ex2.ok()) << ex2.error().message();
+  EXPECT_EQ(run_error(**ex2, {zeros({6, 3})}), "");
+  EXPECT_EQ(run_error(**ex2, {zeros({7, 3})}), "input 'y' dim 0 is 7, which its size \"2*s0\" is for no s0 in its range [2, 8]");
+}
+
+// A program built in memory reaches the executor without the loader's
+// check: the executor refuses it the same way rather than skip the size.
+TEST(InputCheck, UncheckableSizeIsRefusedWhenTheExecutorIsMade_NEG) {
+  for (auto [size, says] : std::vector<std::pair<std::string, std::string>>{
+           {"Symbol('s0', positive=True", "size \"Symbol('s0', positive=True\" does not parse"},
+           {"s9", "size \"s9\" names symbol 's9', which has no range in range_constraints"},
+           {"s0//0", "size \"s0//0\" cannot be computed for s0 = 2 (the lower end of its range): division by zero"}}) {
+    ExportedProgram ep;
+    auto ex = derived(ep, size, true);
+    ASSERT_FALSE(ex.ok()) << size;
+    EXPECT_NE(ex.error().message().find("user input 'y' dim 0: " + says), std::string::npos) << ex.error().message();
+  }
+  ExportedProgram empty_range;
+  build_shared_symbol(empty_range);
+  empty_range.range_constraints[0].second = RangeConstraint{8, 2};
+  auto ex = Executor::create(empty_range);
+  ASSERT_FALSE(ex.ok());
+  EXPECT_EQ(ex.error().message(), "range_constraints: s0's range [8, 2] is empty: min_val 8 is above max_val 2");
+}
+
+}  // namespace
+}  // namespace lathe

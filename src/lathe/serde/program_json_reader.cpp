@@ -17,6 +17,7 @@
 #include <functional>
 
 #include "lathe/ir/graph_assembler.h"
+#include "lathe/ir/input_shapes.h"
 #include "lathe/ir/spec_kinds.h"
 #include "lathe/serde/json_reader.h"
 #include "lathe/serde/program_json.h"
@@ -1271,7 +1272,12 @@ Result<std::unique_ptr<ExportedProgram>> decode_program_json(std::string_view te
   LATHE_ASSIGN_OR_RETURN(std::unique_ptr<json::Document> doc,
                          json::Document::parse(text, options.origin, options.readable_after));
   ProgramDecoder decoder(options, text);
-  return decoder.decode(*doc);
+  LATHE_ASSIGN_OR_RETURN(std::unique_ptr<ExportedProgram> ep, decoder.decode(*doc));
+  // An input size that does not parse or names a symbol without a range,
+  // an empty range or a negative placeholder size would load and leave
+  // run's input check off (or refusing every size): refuse the file.
+  if (Status shapes = check_input_shapes(*ep); !shapes.ok()) return shapes.error().context(options.origin);
+  return ep;
 }
 
 }  // namespace lathe
