@@ -1074,9 +1074,9 @@ Status ProgramDecoder::decode_signature(JValue& v, const JsonPath& p, ExportedPr
     }
     return Status::Ok();
   }));
-  if (ep.input_specs.size() != g.inputs().size()) {
   if (!have_inputs) return r_.error(p, "missing field 'input_specs'");
   if (!have_outputs) return r_.error(p, "missing field 'output_specs'");
+  if (ep.input_specs.size() != g.inputs().size()) {
     return r_.error(p.field("input_specs"), "has " + std::to_string(ep.input_specs.size()) +
                                                 " specs but the graph has " + std::to_string(g.inputs().size()) +
                                                 " inputs");
