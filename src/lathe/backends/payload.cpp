@@ -1,6 +1,9 @@
 #include "lathe/backends/payload.h"
 
 #include <cstring>
+#include <limits>
+
+#include "lathe/core/int_arith.h"
 
 namespace lathe {
 
@@ -58,11 +61,9 @@ class Reader {
 
 }  // namespace
 
-int64_t PayloadValue::numel() const {
-  int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
-  return n;
-}
+// Saturates: sizes come from a file, and a wrapped product of sizes each
+// under 2^40 (2^120 wraps to 0) would pass the "implausibly large" check.
+int64_t PayloadValue::numel() const { return checked_numel(sizes).value_or(std::numeric_limits<int64_t>::max()); }
 
 uint32_t DelegatePayload::add_value(std::vector<int64_t> sizes, int32_t input) {
   values.push_back(PayloadValue{input, std::move(sizes)});

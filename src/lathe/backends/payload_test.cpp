@@ -118,6 +118,16 @@ TEST(Payload, HeaderAndCountsAreChecked_NEG) {
   EXPECT_NE(error_of(r).find("value 0 has size -"), std::string::npos) << error_of(r);
 }
 
+// Sizes each under the per-size bound whose product wraps: [2^40, 2^40,
+// 2^40] was 2^120, counted as 0 elements, and passed (issue 33, item 6).
+TEST(Payload, ValuesWhoseElementCountWrapsAreRefused_NEG) {
+  DelegatePayload p;
+  p.backend = "x";
+  p.add_value({int64_t{1} << 40, int64_t{1} << 40, int64_t{1} << 40}, 0);
+  p.outputs = {0};
+  EXPECT_EQ(error_of(encode_payload(p)), "delegate payload: value 0 is implausibly large");
+}
+
 TEST(Payload, ValueIndicesAreChecked_NEG) {
   DelegatePayload p = two_op_payload();
   p.ops[1].inputs[0].value = 9;

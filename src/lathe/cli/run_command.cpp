@@ -211,7 +211,9 @@ int run_run(const RunOptions& o, std::ostream& out, std::ostream& err) {
   if (!o.backend.empty()) {
     if (Status lowered = lower_in_memory(*program, method.name, o, err); !lowered.ok()) return fail(lowered.error());
   }
-  auto runner = Runner::create(*program, method.name);
+  RunnerOptions ro;
+  if (o.max_elements_per_node) ro.max_elements_per_node = *o.max_elements_per_node;
+  auto runner = Runner::create(*program, method.name, ro);
   if (!runner.ok()) return fail(runner.error());
   auto calls = gather_calls(o, method, **runner);
   if (!calls.ok()) return fail(calls.error());
@@ -241,6 +243,9 @@ Command add_run_command(CLI::App& app) {
   cmd->add_option("--backend", o->backend, "Lower to this backend in memory first (xnnpack, vulkan)");
   cmd->add_option("--rtol", o->rtol, "--check: tolerance relative to the output's max |ref| (default 1e-5)")->check(tolerance_check());
   cmd->add_option("--atol", o->atol, "--check: absolute tolerance (default 0)")->check(tolerance_check());
+  cmd->add_option("--max-elements-per-node", o->max_elements_per_node,
+                  "Most elements one node may touch per run, broadcast views at full size (default 2^34)")
+      ->check(CLI::PositiveNumber);
   return Command{cmd, [o, cmd] {
                    o->threads_given = cmd->count("--threads") > 0;
                    return run_run(*o, std::cout, std::cerr);

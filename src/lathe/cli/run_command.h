@@ -1,5 +1,6 @@
 // `lathe run FILE.pt2 [--method M] [--inputs a.npy,b.npy] [--out DIR]
-//                     [--check] [--reference DIR] [--repeat N] [--threads N] [--rtol X] [--atol X] [--backend xnnpack]`
+//                     [--check] [--reference DIR] [--repeat N] [--threads N] [--rtol X] [--atol X] [--backend xnnpack]
+//                     [--max-elements-per-node N]`
 //
 // Runs one method on the portable runtime. Inputs default to the fixture's
 // reference inputs (<stem>.ref/<method>/call_0/input_*.npy beside the
@@ -7,6 +8,7 @@
 // compares with the stored outputs; --repeat times extra runs.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -27,6 +29,7 @@ struct RunOptions {
   std::string backend;        // --backend: lower to it in memory first ("xnnpack")
   double rtol = 1e-5;
   double atol = 0.0;
+  std::optional<int64_t> max_elements_per_node;  // unset: RunnerOptions' default
 };
 
 int run_run(const RunOptions& options, std::ostream& out, std::ostream& err);

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <type_traits>
 
 namespace lathe {
@@ -103,6 +104,33 @@ inline std::optional<int64_t> checked_sub(int64_t a, int64_t b) {
 inline std::optional<int64_t> checked_mul(int64_t a, int64_t b) {
   int64_t r;
   if (__builtin_mul_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
+
+// The element count of a tensor of `sizes`, exactly: nullopt for a negative
+// size or a count past int64. The one place element counts are multiplied
+// (Tensor::numel, kernels::numel_of, views, delegate payloads): a broadcast
+// view makes any count from no memory (expand [1, 8] -> [2^62, 2^62, 8]),
+// so a count is never assumed to fit. A zero size makes the count 0 however
+// large the others are.
+inline std::optional<int64_t> checked_numel(std::span<const int64_t> sizes) {
+  int64_t n = 1;
+  bool zero = false, overflow = false;
+  for (int64_t d : sizes) {
+    if (d < 0) return std::nullopt;
+    zero = zero || d == 0;
+    overflow = overflow || __builtin_mul_overflow(n, d, &n);
+  }
+  if (zero) return 0;
+  if (overflow) return std::nullopt;
+  return n;
+}
+
+// a + b, or INT64_MAX past it: for counts that are compared with a limit,
+// where "more than int64 holds" and "int64 max" mean the same.
+inline int64_t saturating_add(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) return b > 0 ? INT64_MAX : INT64_MIN;
   return r;
 }
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <vector>
 
 namespace lathe {
 namespace {
@@ -56,6 +57,21 @@ TEST(IntArith, CheckedArithmeticSaysWhenInt64IsNotEnough) {
   EXPECT_EQ(checked_pow(2, 63), std::nullopt);
   EXPECT_EQ(checked_pow(-1, int64_t{1} << 62), 1);
   EXPECT_EQ(checked_pow(5, -1), std::nullopt);
+}
+
+// Element counts are exact or nullopt: [2^62, 2^62, 8] would wrap to 0.
+TEST(IntArith, ElementCountsNeverWrap) {
+  constexpr int64_t k62 = int64_t{1} << 62;
+  EXPECT_EQ(checked_numel(std::vector<int64_t>{}), 1);
+  EXPECT_EQ(checked_numel(std::vector<int64_t>{3, 4, 5}), 60);
+  EXPECT_EQ(checked_numel(std::vector<int64_t>{int64_t{1} << 20, int64_t{1} << 20, 8}), int64_t{1} << 43);
+  EXPECT_EQ(checked_numel(std::vector<int64_t>{k62, k62, 8}), std::nullopt);
+  EXPECT_EQ(checked_numel(std::vector<int64_t>{k62, 2}), std::nullopt);
+  EXPECT_EQ(checked_numel(std::vector<int64_t>{k62, k62, 0}), 0);  // no elements, however large the rest
+  EXPECT_EQ(checked_numel(std::vector<int64_t>{0, -1}), std::nullopt);
+  EXPECT_EQ(saturating_add(kMax64, 1), kMax64);
+  EXPECT_EQ(saturating_add(kMin64, -1), kMin64);
+  EXPECT_EQ(saturating_add(40, 2), 42);
 }
 
 }  // namespace

@@ -8,6 +8,8 @@
 #include <limits>
 #include <new>
 
+#include "lathe/core/int_arith.h"
+
 namespace lathe {
 
 std::shared_ptr<Storage> Storage::allocate(size_t nbytes) {
@@ -39,11 +41,7 @@ std::shared_ptr<Storage> Storage::file_view(FileExtent extent) {
   return s;
 }
 
-int64_t Tensor::numel() const {
-  int64_t n = 1;
-  for (int64_t d : sizes) n *= d;
-  return n;
-}
+int64_t Tensor::numel() const { return checked_numel(sizes).value_or(std::numeric_limits<int64_t>::max()); }
 
 bool Tensor::is_contiguous() const {
   if (sizes.size() != strides.size()) return false;

@@ -55,6 +55,8 @@ struct Tensor {
   int64_t storage_offset = 0;    // in elements
   bool requires_grad = false;
 
+  // The logical element count (a broadcast view counts every element it
+  // shows); INT64_MAX when it does not fit, which no limit lets through.
   int64_t numel() const;
   size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype); }
   bool is_contiguous() const;

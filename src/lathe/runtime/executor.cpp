@@ -132,6 +132,7 @@ Status Executor::Impl::plan(const ExportedProgram& ep, const ExecutorOptions& op
   go.delegates = options.delegates;
   go.plan_memory = options.plan_memory;
   go.max_loop_iterations = options.max_loop_iterations;
+  go.max_elements_per_node = options.max_elements_per_node;
   go.interrupted = options.interrupted;
   written_in_place = state_written_in_place(ep);
   own_state_written_in_place();

@@ -50,6 +50,9 @@ struct ExecutorOptions {
   // GraphPlanOptions::max_loop_iterations: a while_loop still running after
   // this many iterations is an error naming the node.
   int64_t max_loop_iterations = int64_t{1} << 24;
+  // GraphPlanOptions::max_elements_per_node: a node that would touch more
+  // elements (broadcast views at their full size) is an error naming it.
+  int64_t max_elements_per_node = kDefaultMaxElementsPerNode;
   // GraphPlanOptions::interrupted.
   std::function<bool()> interrupted;
 };

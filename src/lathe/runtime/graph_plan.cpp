@@ -1,10 +1,12 @@
 #include "lathe/runtime/graph_plan.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <optional>
 #include <unordered_map>
 
+#include "lathe/core/int_arith.h"
 #include "lathe/runtime/auto_functionalized.h"
 #include "lathe/runtime/control_flow.h"
 #include "lathe/runtime/kernel_call.h"
@@ -77,7 +79,29 @@ struct PlannedNode {
   std::vector<BoundArgument> args;
   std::vector<int32_t> outputs;
   std::vector<int32_t> release;  // slots whose last reader is this node
+  // Counts toward max_elements_per_node; cond / while_loop / wrappers do
+  // not: the nodes of their subgraphs count, each on its own.
+  bool metered = true;
 };
+
+// Elements a node reads: each tensor operand at its logical size, so a
+// broadcast view counts every element it shows, not the storage behind it.
+int64_t operand_elements(const PlannedNode& p, const std::vector<EValue>& slots) {
+  int64_t n = 0;
+  for (const BoundArgument& b : p.args) {
+    for (int32_t s : b.slots) {
+      if (s >= 0 && slots[s].is_tensor()) n = saturating_add(n, slots[s].tensor().numel());
+    }
+  }
+  return n;
+}
+
+std::string over_work_limit(int64_t touched, int64_t limit) {
+  const std::string count = touched == std::numeric_limits<int64_t>::max() ? "more than 2^63" : std::to_string(touched);
+  return "would touch at least " + count + " elements (tensor operands and outputs at their logical sizes, "
+         "broadcast views included), more than the limit of " + std::to_string(limit) +
+         " per node (max_elements_per_node: raise it for a program you trust; lathe run --max-elements-per-node)";
+}
 
 struct OutputBinding {
   int32_t slot = -1;  // -1: a literal output
@@ -173,6 +197,15 @@ struct GraphPlan::Impl : OutputAllocator {
   MemoryStats stats;
   const PlannedNode* current = nullptr;
   std::function<bool()> interrupted;  // GraphPlanOptions::interrupted
+  int64_t max_elements = kDefaultMaxElementsPerNode;  // GraphPlanOptions::max_elements_per_node
+  int64_t touched = 0;  // elements the current node has read and allocated so far
+
+  // Adds `n` elements to the current node's work; an error past the limit.
+  Status touch(int64_t n) {
+    touched = saturating_add(touched, n);
+    if (touched <= max_elements) return Status::Ok();
+    return make_error(over_work_limit(touched, max_elements));
+  }
 
   Result<Tensor> allocate(size_t index, DType dtype, const std::vector<int64_t>& sizes) override;
   Status plan(const Graph& g, const GraphPlanOptions& options, const std::vector<bool>& output_escapes);
@@ -184,6 +217,10 @@ struct GraphPlan::Impl : OutputAllocator {
 
 Result<Tensor> GraphPlan::Impl::allocate(size_t index, DType dtype, const std::vector<int64_t>& sizes) {
   const int32_t slot = current->outputs[index];
+  // Counted before the memory is taken; sizes whose count is not an int64
+  // (negative, overflowing) are try_empty's to report.
+  const std::optional<int64_t> count = checked_numel(sizes);
+  if (count && current->metered) LATHE_RETURN_IF_ERROR(touch(*count));
   // Sizes computed from a file's shapes and attributes are untrusted: an
   // absurd one is an error naming the output, not an overflow or bad_alloc.
   if (slot < 0 || buffer_of_slot[slot] < 0) return Tensor::try_empty(dtype, sizes);
@@ -208,6 +245,7 @@ Result<Tensor> GraphPlan::Impl::allocate(size_t index, DType dtype, const std::v
 Status GraphPlan::Impl::plan(const Graph& g, const GraphPlanOptions& options, const std::vector<bool>& output_escapes) {
   graph = &g;
   interrupted = options.interrupted;
+  max_elements = options.max_elements_per_node;
   SlotMap slot_of;
   std::vector<const Value*> value_of;
   auto add_slot = [&](const Value* v) {
@@ -292,6 +330,7 @@ Status GraphPlan::Impl::plan_nodes(const Graph& g, const GraphPlanOptions& optio
       p.handle = std::move(handle).value();
       // A branch may return one of its operands (or a view of one).
       p.alias = OutputAlias::MaybeView;
+      p.metered = !is_control_flow(*n);  // auto_functionalized runs its kernel here
     }
     for (const Value* v : flatten_outputs(*n)) p.outputs.push_back(v ? slot_of.at(v) : -1);
     nodes.push_back(std::move(p));
@@ -395,8 +434,13 @@ Result<std::vector<EValue>> GraphPlan::Impl::run(std::vector<EValue> inputs) {
       return make_error("interrupted before " + node_label(*p.node));
     }
     current = &p;
-    KernelCall call(*p.node, p.args, p.outputs, slots, *this, p.prepared.get());
-    Status s = p.handle ? p.handle->execute(call) : p.fn(call);
+    touched = 0;
+    // Refused before the kernel runs: its operands alone may be too many.
+    Status s = p.metered ? touch(operand_elements(p, slots)) : Status::Ok();
+    if (s.ok()) {
+      KernelCall call(*p.node, p.args, p.outputs, slots, *this, p.prepared.get());
+      s = p.handle ? p.handle->execute(call) : p.fn(call);
+    }
     if (!s.ok()) {
       std::fill(slots.begin(), slots.end(), EValue());
       return s.error().context(node_label(*p.node));

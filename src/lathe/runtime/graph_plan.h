@@ -35,6 +35,12 @@ struct MemoryStats {
   size_t buffer_growths = 0;    // times a buffer was reallocated for a larger call
 };
 
+// The default of GraphPlanOptions::max_elements_per_node (2^34, 17.2
+// billion): 4x the largest node of a real model (an 8B LLM at 8k context:
+// attention softmax over [1, 32, 8192, 8192] reads and writes 2^32), while
+// one node just under it runs about 10 s (a sum reads 1.75e9 elements/s).
+inline constexpr int64_t kDefaultMaxElementsPerNode = int64_t{1} << 34;
+
 struct GraphPlanOptions {
   const KernelRegistry* kernels = nullptr;  // required
   const DelegateRegistry* delegates = nullptr;
@@ -51,6 +57,15 @@ struct GraphPlanOptions {
   // forever, or 2^62 times). Large (16.8 million): exported loops run a few
   // thousand.
   int64_t max_loop_iterations = int64_t{1} << 24;
+  // The work one node may do in one run, in elements touched: its tensor
+  // operands and the outputs it allocates, each at its logical size, so a
+  // broadcast view counts every element it shows (expand [1, 8] to
+  // [2^20, 2^20, 8] is 2^43 elements from 32 bytes; summing it took 85 minutes).
+  // Checked before the kernel runs and as it allocates, so an error naming
+  // the node comes at once. Allocations have their own limit (memory); this
+  // one bounds the time of views, which allocate nothing. Nodes inside
+  // cond / while_loop subgraphs count one by one. INT64_MAX: no limit.
+  int64_t max_elements_per_node = kDefaultMaxElementsPerNode;
   // Asked before every node; true stops the call with an error ("interrupted
   // before node ..."). How a binding lets Ctrl-C through a long run. Unset:
   // never asked.

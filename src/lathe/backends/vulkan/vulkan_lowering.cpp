@@ -13,6 +13,7 @@
 #include "lathe/backends/payload.h"
 #include "lathe/backends/vulkan/vulkan_backend.h"
 #include "lathe/backends/vulkan/vulkan_ops.h"
+#include "lathe/core/int_arith.h"
 #include "lathe/ir/op_catalogue.h"
 
 namespace lathe {
@@ -32,11 +33,7 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-int64_t numel_of(const std::vector<int64_t>& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
+int64_t numel_of(const std::vector<int64_t>& s) { return checked_numel(s).value_or(std::numeric_limits<int64_t>::max()); }
 
 int64_t norm_dim(int64_t d, size_t rank) { return d < 0 ? d + static_cast<int64_t>(rank) : d; }
 

@@ -1,6 +1,9 @@
 #include "lathe/runtime/kernels/util.h"
 
 #include <algorithm>
+#include <limits>
+
+#include "lathe/core/int_arith.h"
 
 namespace lathe::kernels {
 
@@ -167,13 +170,10 @@ std::vector<int64_t> broadcast_strides(const Tensor& t, const std::vector<int64_
 }
 
 int64_t numel_of(const std::vector<int64_t>& sizes) {
-  int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
-  return n;
+  return checked_numel(sizes).value_or(std::numeric_limits<int64_t>::max());
 }
 
 Result<std::vector<int64_t>> infer_size(std::vector<int64_t> shape, int64_t numel) {
-  int64_t known = 1;
   std::optional<size_t> infer;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
@@ -181,17 +181,21 @@ Result<std::vector<int64_t>> infer_size(std::vector<int64_t> shape, int64_t nume
       infer = i;
     } else if (shape[i] < 0) {
       return make_error("invalid shape dimension " + std::to_string(shape[i]));
-    } else {
-      known *= shape[i];
     }
   }
-  if (infer) {
-    if (known == 0 || numel % known != 0) {
-      return make_error("shape " + shape_string(shape) + " is invalid for input of size " + std::to_string(numel));
-    }
-    shape[*infer] = numel / known;
-  } else if (known != numel) {
+  std::vector<int64_t> given = shape;
+  if (infer) given[*infer] = 1;
+  // Exact: a wrapped product could equal any numel and pass a wrong shape.
+  const std::optional<int64_t> known = checked_numel(given);
+  auto invalid = [&] {
     return make_error("shape " + shape_string(shape) + " is invalid for input of size " + std::to_string(numel));
+  };
+  if (!known) return invalid();
+  if (infer) {
+    if (*known == 0 || numel % *known != 0) return invalid();
+    shape[*infer] = numel / *known;
+  } else if (*known != numel) {
+    return invalid();
   }
   return shape;
 }

@@ -220,13 +220,11 @@ using ViewFn = Result<Tensor> (*)(KernelCall&, const Tensor&);
 // one: expand([1, 8] -> [2^62, 2^62, 8]) makes no memory, but summing it
 // would count 2^127 elements in a wrapped (wrong) int64.
 Status check_element_count(const Tensor& v) {
-  int64_t n = 1;
-  for (int64_t d : v.sizes) {
-    auto m = checked_mul(n, d);
-    if (!m) return make_error("the view " + shape_string(v.sizes) + " has more elements than an int64 counts");
-    n = *m;
+  if (checked_numel(v.sizes)) return Status::Ok();
+  if (std::any_of(v.sizes.begin(), v.sizes.end(), [](int64_t d) { return d < 0; })) {
+    return make_error("the view " + shape_string(v.sizes) + " has a negative size");
   }
-  return Status::Ok();
+  return make_error("the view " + shape_string(v.sizes) + " has more elements than an int64 counts");
 }
 
 // One kernel body for a view op and its *_copy twin.
