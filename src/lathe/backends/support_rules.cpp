@@ -81,6 +81,8 @@ NodeSupport check_window(const Node& n, const Value* input, const Window& w) {
   std::vector<int64_t> expected(in.begin(), in.end() - static_cast<std::ptrdiff_t>(spatial));
   expected.resize(out.size() - spatial, 0);
   for (size_t d = 0; d < spatial; ++d) {
+    if (w.kernel[d] <= 0 || w.stride[d] <= 0 || w.dilation[d] <= 0)  // window_extent divides by the stride
+      return NodeSupport::no("has a kernel, stride or dilation that is not positive (PyTorch refuses it)");
     if (w.is_pool && w.padding[d] * 2 > w.kernel[d])
       return NodeSupport::no("has padding over half its window " + dims(w.kernel) + " (PyTorch refuses it)");
     const __int128 extent = window_extent(in[in.size() - spatial + d], d, w);

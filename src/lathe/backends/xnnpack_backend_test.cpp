@@ -226,6 +226,26 @@ TEST(XnnpackRefusal, PoolWindowLargerThanItsInput_NEG) {
   EXPECT_NE(out.error().message().find("too small"), std::string::npos) << out.error().message();
 }
 
+// _NEG (issue 33, found by tools/hostile_probe.py): a pool with stride 0
+// (or a negative one) killed `lathe lower` and `run --backend xnnpack` with
+// SIGFPE: the window check divided by the stride. Not claimed now, saying
+// why; the portable kernel refuses it at run time, as PyTorch does.
+TEST(XnnpackRefusal, PoolStrideNotPositive_NEG) {
+  for (const IntList& stride : {IntList{{0, 1}}, IntList{{1, -1}}}) {
+    for (const std::string op : {"aten.max_pool2d.default", "aten.avg_pool2d.default"}) {
+      SCOPED_TRACE(op);
+      ExportedProgram ep;
+      GraphBuilder b(ep);
+      Value* x = b.user_input("x", {1, 1, 4, 4});
+      b.user_output(b.call(op, {{"self", x}, {"kernel_size", IntList{{2, 2}}}, {"stride", stride}}, {1, 1, 2, 2}));
+      auto rep = partition(ep, xnnpack_backend());
+      ASSERT_TRUE(rep.ok()) << rep.error().message();
+      EXPECT_EQ(rep->delegates, 0);
+      EXPECT_EQ(rep->decisions[0].reason, "has a kernel, stride or dilation that is not positive (PyTorch refuses it)");
+    }
+  }
+}
+
 // _NEG (issue 33, item 18): declared output sizes that the input and
 // window do not give (ATen: (4 - 2) / 2 + 1 = 2 for the pool, 4 - 3 + 1 = 2
 // for the convolution) are the input program's fault, and said so; they
