@@ -30,12 +30,41 @@ if(LATHE_BUILD_PYTHON OR lathe_python_tree)
   set(PYBIND11_FINDPYTHON ON)
   find_package(Python 3.10 REQUIRED COMPONENTS Interpreter Development.Module)
   find_package(pybind11 3 CONFIG REQUIRED)
-  pybind11_add_module(_lathe ${PROJECT_SOURCE_DIR}/python/src/module.cpp ${PROJECT_SOURCE_DIR}/python/src/tensors.cpp
+  # pip's build (LATHE_BUILD_PYTHON): NO_EXTRAS, because pybind11 strips a
+  # Release extension as it links it, before the debug split below could
+  # keep anything; its link-time optimisation is added back by hand.
+  set(lathe_pybind11_extras "")
+  if(LATHE_BUILD_PYTHON)
+    set(lathe_pybind11_extras NO_EXTRAS)
+  endif()
+  pybind11_add_module(_lathe ${lathe_pybind11_extras}
+                      ${PROJECT_SOURCE_DIR}/python/src/module.cpp ${PROJECT_SOURCE_DIR}/python/src/tensors.cpp
                       ${PROJECT_SOURCE_DIR}/python/src/graph_view.cpp ${PROJECT_SOURCE_DIR}/python/src/user_pass.cpp
                       ${PROJECT_SOURCE_DIR}/python/src/user_backend.cpp)
   target_link_libraries(_lathe PRIVATE lathe_api)
+  if(LATHE_BUILD_PYTHON AND NOT DEFINED CMAKE_INTERPROCEDURAL_OPTIMIZATION)
+    target_link_libraries(_lathe PRIVATE pybind11::lto)
+  endif()
+  target_compile_definitions(_lathe PRIVATE LATHE_VERSION="${PROJECT_VERSION}")
+  if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+    # The static libraries' symbols stay inside the extension: only
+    # PyInit__lathe is exported (smaller, and nothing clashes with the
+    # symbols of another extension in the same process, torch's included).
+    target_link_options(_lathe PRIVATE "LINKER:--exclude-libs,ALL")
+  endif()
   if(LATHE_BUILD_PYTHON)
     install(TARGETS _lathe LIBRARY DESTINATION lathe COMPONENT python)
+    # Release (pyproject.toml): the symbols and line tables go into
+    # _lathe*.so.debug beside the extension in the build folder (gdb finds it
+    # through the .gnu_debuglink it leaves); what is installed is stripped.
+    if(CMAKE_BUILD_TYPE STREQUAL "Release" AND CMAKE_OBJCOPY)
+      add_custom_command(TARGET _lathe POST_BUILD
+        COMMAND ${CMAKE_OBJCOPY} --only-keep-debug $<TARGET_FILE:_lathe> $<TARGET_FILE:_lathe>.debug
+        COMMAND ${CMAKE_OBJCOPY} --strip-debug --strip-unneeded
+                --add-gnu-debuglink=$<TARGET_FILE:_lathe>.debug $<TARGET_FILE:_lathe>
+        WORKING_DIRECTORY $<TARGET_FILE_DIR:_lathe>
+        COMMENT "Splitting the debug information of _lathe into $<TARGET_FILE_NAME:_lathe>.debug")
+    endif()
   endif()
 endif()
 

@@ -82,6 +82,25 @@ TEST(VulkanCommand, NoDriverInstalledIsAClearErrorFromLowerAndRun_NEG) {
   }
 }
 
+// No Vulkan loader at all (libvulkan.so.1 is opened with dlopen on first
+// use, vulkan_loader.h): lathe starts, and asking for the backend says what
+// is missing.
+TEST(VulkanCommand, NoLoaderIsAClearErrorFromLower_NEG) {
+  const Lathe lathe;
+  const ScopedEnv loader("LATHE_VULKAN_LOADER", "/nonexistent/libvulkan.so.1");
+  CommandResult r = lathe("lower " + quoted_fixture("tts_duration_predictor.pt2") + " -o '" + lathe.dir + "/x.pt2' --backend vulkan");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+#if LATHE_WITH_VULKAN
+  EXPECT_NE(r.err.find("vulkan: no Vulkan loader (/nonexistent/libvulkan.so.1) found: install the Vulkan loader and your "
+                       "GPU's Vulkan driver"), std::string::npos) << r.err;
+#else
+  EXPECT_NE(r.err.find("built without the Vulkan backend"), std::string::npos) << r.err;
+#endif
+  EXPECT_FALSE(fs::exists(lathe.dir + "/x.pt2"));
+  r = lathe("run " + quoted_fixture("mlp.pt2"));  // the rest works without it
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+}
+
 TEST(VulkanCommand, DeviceVariableNamingNoDeviceIsAClearError_NEG) {
   LATHE_REQUIRE_VULKAN_DRIVER();
   const Lathe lathe;

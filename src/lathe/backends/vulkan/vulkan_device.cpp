@@ -53,6 +53,7 @@ constexpr const char* kNoDriver =
     "provides lavapipe, which runs on the CPU)";
 
 Result<VkInstance> create_instance() {
+  LATHE_RETURN_IF_ERROR(vulkan_load_loader());  // libvulkan.so.1, opened now (vulkan_loader.h)
   auto app = vk_struct<VkApplicationInfo>(VK_STRUCTURE_TYPE_APPLICATION_INFO);
   app.pApplicationName = "lathe";
   app.apiVersion = VK_API_VERSION_1_0;
@@ -62,6 +63,7 @@ Result<VkInstance> create_instance() {
   VkResult r = vkCreateInstance(&info, nullptr, &instance);
   if (r == VK_ERROR_INCOMPATIBLE_DRIVER) return Error(kNoDriver);
   if (r != VK_SUCCESS) return vulkan_error("vkCreateInstance", r);
+  LATHE_RETURN_IF_ERROR(vulkan_load_instance(instance));
   return instance;
 }
 
@@ -257,7 +259,8 @@ VulkanProbe probe_vulkan() {
   auto instance = process_instance();
   if (!instance.ok()) {
     probe.message = instance.error().message();
-    probe.driver_installed = probe.message != kNoDriver;  // a driver that fails is not a missing one
+    // A driver that fails is not a missing one; no loader at all is.
+    probe.driver_installed = probe.message != kNoDriver && !is_vulkan_no_loader_error(instance.error());
     return probe;
   }
   for (VkPhysicalDevice d : physical_devices(*instance)) {

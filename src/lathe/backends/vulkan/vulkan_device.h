@@ -5,13 +5,12 @@
 // kept while any delegate holds it; queue submissions are serialised here.
 #pragma once
 
-#include <vulkan/vulkan.h>
-
 #include <array>
 #include <memory>
 #include <mutex>
 #include <string>
 
+#include "lathe/backends/vulkan/vulkan_loader.h"
 #include "lathe/backends/vulkan/vulkan_shaders.h"
 #include "lathe/core/result.h"
 
