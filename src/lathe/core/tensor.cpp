@@ -1,6 +1,7 @@
 #include "lathe/core/tensor.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include <unistd.h>
 
@@ -127,7 +128,14 @@ Result<uint64_t> contiguous_nbytes(DType dtype, const std::vector<int64_t>& size
   return n;
 }
 
+namespace {
+std::atomic<uint64_t> max_tensor_bytes_override{0};
+}  // namespace
+
+void Tensor::set_max_tensor_bytes(uint64_t limit) { max_tensor_bytes_override.store(limit, std::memory_order_relaxed); }
+
 uint64_t Tensor::max_tensor_bytes() {
+  if (const uint64_t limit = max_tensor_bytes_override.load(std::memory_order_relaxed)) return limit;
   const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
   if (pages <= 0 || page <= 0) return uint64_t{1} << 40;
   return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);

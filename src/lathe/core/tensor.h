@@ -75,8 +75,15 @@ struct Tensor {
   static Result<Tensor> try_empty(DType dtype, std::vector<int64_t> sizes, uint64_t max_bytes);
   static Result<Tensor> try_empty(DType dtype, std::vector<int64_t> sizes);
   // The largest tensor try_empty() allocates by default: the machine's
-  // physical memory (anything larger can only fail, later and less clearly).
+  // physical memory (anything larger can only fail, later and less clearly),
+  // or the process-wide limit set_max_tensor_bytes() set.
   static uint64_t max_tensor_bytes();
+  // Lowers the default limit for the whole process (0: back to physical
+  // memory). For hosts that run untrusted programs under a memory budget,
+  // and the fuzzers, which run them under libFuzzer's -rss_limit_mb: a
+  // program may legitimately ask for more than either allows, and that must
+  // be an error naming the tensor, not an out-of-memory kill.
+  static void set_max_tensor_bytes(uint64_t limit);
 };
 
 // Bytes a contiguous tensor of `sizes` needs, computed with overflow checks:

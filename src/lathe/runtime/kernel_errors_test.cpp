@@ -8,9 +8,12 @@
 #include "lathe/ir/graph_builder.h"
 #include "lathe/runtime/executor.h"
 #include "lathe/runtime/kernels/binary.h"
+#include "lathe/runtime/kernels/contraction.h"
 #include "lathe/runtime/kernels/conv.h"
 #include "lathe/runtime/kernels/index.h"
 #include "lathe/runtime/kernels/matmul.h"
+#include "lathe/runtime/kernels/pool.h"
+#include "lathe/runtime/kernels/unary.h"
 #include "lathe/runtime/kernels/util.h"
 #include "lathe/runtime/kernels/view.h"
 
@@ -106,6 +109,104 @@ TEST(KernelChecks, ConvolutionRefusesAbsurdPadding) {
   EXPECT_EQ(s.error().message(), "convolution: padding 2147483648 is out of range [0, 2^20]");
 }
 
+// Pooling attributes from a file are bounded like convolution's: a padding
+// of -6e18 overflowed the padding check (found by fuzz_runtime), 2^62 the
+// 3-D one.
+TEST(KernelChecks, PoolingRefusesAbsurdAttributes_NEG) {
+  const Tensor x = Tensor::empty(DType::Float32, {1, 1, 4, 4});
+  PoolParams p;
+  p.kernel = {2};
+  p.padding = {-6229816719418382941};
+  auto s = pool2d_shape(x, p);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message(),
+            "pool2d: kernel_size, stride, padding and dilation must lie in [0, 2^20], got -6229816719418382941");
+  p.padding = {0};
+  p.stride = {int64_t{1} << 62};
+  EXPECT_FALSE(pool2d_shape(x, p).ok());
+  PoolParams p3;
+  p3.kernel = {2};
+  p3.padding = {int64_t{1} << 62};
+  auto s3 = pool3d_shape(Tensor::empty(DType::Float32, {1, 1, 4, 4, 4}), p3, "max_pool3d");
+  ASSERT_FALSE(s3.ok());
+  EXPECT_EQ(s3.error().message(), "max_pool3d: kernel, stride, padding or dilation is out of range");
+}
+
+// neg and abs of the most negative integer wrap to itself, as in PyTorch
+// (negating it overflowed: undefined behaviour, found by fuzz_runtime).
+TEST(KernelChecks, NegAndAbsOfIntMinWrap_NEG) {
+  for (UnaryOp op : {UnaryOp::Neg, UnaryOp::Abs}) {
+    Tensor x = Tensor::empty(DType::Int32, {2});
+    mdata<int32_t>(x)[0] = std::numeric_limits<int32_t>::min();
+    mdata<int32_t>(x)[1] = -5;
+    Tensor y = Tensor::empty(DType::Int32, {2});
+    ASSERT_TRUE(unary_out(op, x, y).ok());
+    EXPECT_EQ(cdata<int32_t>(y)[0], std::numeric_limits<int32_t>::min());
+    EXPECT_EQ(cdata<int32_t>(y)[1], 5);
+  }
+}
+
+// Values fuzz_runtime found undefined behaviour on (each was UB, caught by
+// UBSan in the fuzz and sanitizer builds); now each has PyTorch's result or,
+// where PyTorch's is undefined too, a defined one.
+TEST(KernelChecks, ExtremeValuesAreDefined_NEG) {
+  // float -> int: NaN is 0, values past int64 saturate before narrowing.
+  Tensor f = Tensor::empty(DType::Float32, {4});
+  const float fv[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(), 1e30f, -7.9f};
+  std::copy(std::begin(fv), std::end(fv), mdata<float>(f));
+  Tensor i = Tensor::empty(DType::Int64, {4});
+  ASSERT_TRUE(copy_into(f, i).ok());
+  EXPECT_EQ(cdata<int64_t>(i)[0], 0);
+  EXPECT_EQ(cdata<int64_t>(i)[1], std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(cdata<int64_t>(i)[3], -7);
+  Tensor i8 = Tensor::empty(DType::Int8, {4});
+  ASSERT_TRUE(copy_into(f, i8).ok());
+  EXPECT_EQ(cdata<int8_t>(i8)[3], -7);
+
+  // hardtanh of an integer tensor with bounds past its range.
+  Tensor x = Tensor::empty(DType::Int32, {2});
+  mdata<int32_t>(x)[0] = -3;
+  mdata<int32_t>(x)[1] = 9;
+  Tensor y = Tensor::empty(DType::Int32, {2});
+  UnaryParams hp;
+  hp.min_val = -1e30;
+  hp.max_val = 1e30;
+  ASSERT_TRUE(unary_out(UnaryOp::Hardtanh, x, y, hp).ok());
+  EXPECT_EQ(cdata<int32_t>(y)[0], -3);
+  EXPECT_EQ(cdata<int32_t>(y)[1], 9);
+
+  // cosine_similarity along an empty dim: 0, without offsetting a null pointer.
+  Tensor e = Tensor::empty(DType::Float32, {2, 0});
+  Tensor cs = Tensor::empty(DType::Float32, {2});
+  ASSERT_TRUE(cosine_similarity_out(e, e, 1, 1e-8, cs).ok());
+  EXPECT_EQ(cdata<float>(cs)[0], 0.0f);
+
+  // Integer cumsum, diff and mm wrap as PyTorch's do.
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* v = b.user_input("v", {2}, DType::Int64);
+  Value* w = b.user_input("w", {2}, DType::Int64);
+  Value* m = b.user_input("m", {1, 1}, DType::Int64);
+  b.user_output(b.call("aten.cumsum.default", {{"self", v}, {"dim", int64_t{0}}}, {2}, DType::Int64));
+  b.user_output(b.call("aten.diff.default", {{"self", w}}, {1}, DType::Int64));
+  b.user_output(b.call("aten.mm.default", {{"self", m}, {"mat2", m}}, {1, 1}, DType::Int64));
+  auto ex = Executor::create(ep);
+  ASSERT_TRUE(ex.ok()) << ex.error().message();
+  Tensor vin = Tensor::empty(DType::Int64, {2});
+  mdata<int64_t>(vin)[0] = std::numeric_limits<int64_t>::max();
+  mdata<int64_t>(vin)[1] = 1;
+  Tensor win = Tensor::empty(DType::Int64, {2});
+  mdata<int64_t>(win)[0] = std::numeric_limits<int64_t>::max();
+  mdata<int64_t>(win)[1] = -2;
+  Tensor min = Tensor::empty(DType::Int64, {1, 1});
+  mdata<int64_t>(min)[0] = int64_t{1} << 62;
+  auto r = (*ex)->run(std::vector<Tensor>{vin, win, min});
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(cdata<int64_t>((*r)[0])[1], std::numeric_limits<int64_t>::min());  // INT64_MAX + 1
+  EXPECT_EQ(cdata<int64_t>((*r)[1])[0], std::numeric_limits<int64_t>::max());  // -2 - INT64_MAX
+  EXPECT_EQ(cdata<int64_t>((*r)[2])[0], 0);                                      // 2^124 mod 2^64
+}
+
 TEST(TensorAllocation, AbsurdSizesAreErrorsNotCrashes) {
   auto overflow = Tensor::try_empty(DType::Float32, {int64_t{1} << 40, int64_t{1} << 30});
   ASSERT_FALSE(overflow.ok());
@@ -115,6 +216,46 @@ TEST(TensorAllocation, AbsurdSizesAreErrorsNotCrashes) {
   EXPECT_NE(too_big.error().message().find("needs 13194139533312 bytes, more than the limit"), std::string::npos)
       << too_big.error().message();
   EXPECT_TRUE(Tensor::try_empty(DType::Float32, {2, 3}).ok());
+}
+
+// A float scalar from a file may be anything: mul(x, -1e308) cast it to
+// int64 when it was read (undefined behaviour; found by
+// fuzz_program_structure, fuzz/corpus/program_structure/regression_float_scalar_1e308.json).
+// Past int64 it saturates, NaN is 0; narrower integer types wrap from int64
+// as x86 PyTorch's do.
+TEST(ScalarConversion, OutOfRangeFloatsAreDefined_NEG) {
+  EXPECT_EQ(Scalar::from_double(-1e308).to_int(), std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(Scalar::from_double(1e308).to_int(), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(Scalar::from_double(std::numeric_limits<double>::quiet_NaN()).to_int(), 0);
+  EXPECT_EQ(Scalar::from_double(-2.5).to_int(), -2);
+  EXPECT_EQ(Scalar::from_double(1e308).to<int64_t>(), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(Scalar::from_double(-1.0).to<uint8_t>(), 255);
+  EXPECT_EQ(Scalar::from_double(300.0).to<int8_t>(), 44);
+  EXPECT_EQ(Scalar::from_double(-1e308).to<double>(), -1e308);
+
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* x = b.user_input("x", {2}, DType::Int64);
+  b.user_output(b.call("aten.mul.Tensor", {{"self", x}, {"other", Argument(-1e308)}}, {2}));
+  auto ex = Executor::create(ep);
+  ASSERT_TRUE(ex.ok()) << ex.error().message();
+  Tensor in = Tensor::empty(DType::Int64, {2});
+  auto r = (*ex)->run(std::vector<Tensor>{in});
+  ASSERT_TRUE(r.ok()) << r.error().message();  // int64 * float scalar is float32, as in PyTorch
+}
+
+// The process-wide limit the fuzzers run under (fuzz/fuzz_runtime.cpp): a
+// 4 KiB tensor is refused under a 1 KiB limit, and 0 restores the default.
+TEST(TensorAllocation, ProcessWideLimit) {
+  const uint64_t physical = Tensor::max_tensor_bytes();
+  Tensor::set_max_tensor_bytes(1024);
+  EXPECT_EQ(Tensor::max_tensor_bytes(), 1024u);
+  auto refused = Tensor::try_empty(DType::Float32, {1024});
+  EXPECT_TRUE(Tensor::try_empty(DType::Float32, {256}).ok());
+  Tensor::set_max_tensor_bytes(0);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message(), "[1024] float32 needs 4096 bytes, more than the limit of 1024");
+  EXPECT_EQ(Tensor::max_tensor_bytes(), physical);
 }
 
 // torch.promote_types and torch.result_type, as documented by PyTorch

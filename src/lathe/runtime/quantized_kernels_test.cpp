@@ -242,5 +242,44 @@ TEST(QuantizedKernels, PerTensorTensorOverloadsThroughTheExecutor) {
   EXPECT_EQ(values<float>((*r)[1]), (std::vector<float>{0.5f, 1.5f, 2.5f, -0.5f, 62, -65.5f}));
 }
 
+// Zero points from a file may hold anything (fuzz_program_structure gave an
+// int8 weight's zero points INT64_MIN: q - zp overflowed int64, undefined
+// behaviour). The difference wraps as PyTorch's int64 subtraction does:
+// 0 - INT64_MIN is INT64_MIN there too.
+TEST(QuantizedKernels, ExtremeZeroPointsWrapAsInPyTorch_NEG) {
+  Tensor scales = make<float>(DType::Float32, {2}, {1, 1});
+  Tensor zeros = make<int64_t>(DType::Int64, {2}, {INT64_MIN, INT64_MAX});
+  Tensor out = Tensor::empty(DType::Float32, {2, 4});
+  ASSERT_TRUE(kernels::dequantize_per_channel_out(q2x4(), scales, &zeros, 0, QuantRange{}, out).ok());
+  const std::vector<float> y = values<float>(out);
+  EXPECT_EQ(y[0], 0x1p63f);   // -128 - INT64_MIN = 2^63 - 128, rounded to float
+  EXPECT_EQ(y[2], -0x1p63f);  // 0 - INT64_MIN wraps to INT64_MIN
+  EXPECT_EQ(y[4], -0x1p63f);  // 2 - INT64_MAX = INT64_MIN + 3
+}
+
+// A .tensor overload's zero point that is NaN or past int64 is an error
+// naming it (it was cast to int64: undefined behaviour).
+TEST(QuantizedKernels, NonIntegerZeroPointTensorIsAnError_NEG) {
+  for (float bad : {NAN, 1e30f}) {
+    ExportedProgram ep;
+    GraphBuilder b(ep);
+    Value* scale = b.constant("scale", std::vector<int64_t>{});
+    Value* zp = b.constant("zp", std::vector<int64_t>{});
+    ep.constants.set("scale", make<float>(DType::Float32, {}, {0.5f}));
+    ep.constants.set("zp", make<float>(DType::Float32, {}, {bad}));
+    Value* x = b.user_input("x", {2}, DType::Int8);
+    b.user_output(b.call("quantized_decomposed.dequantize_per_tensor.tensor",
+                         {{"input", x}, {"scale", scale}, {"zero_point", zp}, {"quant_min", int64_t{-128}},
+                          {"quant_max", int64_t{127}}, {"dtype", ScalarTypeArg{DType::Int8}}},
+                         {2}));
+    auto ex = Executor::create(ep);
+    ASSERT_TRUE(ex.ok()) << ex.error().message();
+    auto r = (*ex)->run(std::vector<Tensor>{make<int8_t>(DType::Int8, {2}, {1, 2})});
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().message().find("zero_point"), std::string::npos) << r.error().message();
+    EXPECT_NE(r.error().message().find("which is not an int64"), std::string::npos) << r.error().message();
+  }
+}
+
 }  // namespace
 }  // namespace lathe

@@ -591,6 +591,10 @@ Status cosine_similarity_out(const Tensor& x1, const Tensor& x2, int64_t dim, do
     using T = decltype(tag);
     T* po = mdata<T>(out);
     for (size_t i = 0; i < oa.size(); ++i) {
+      if (n == 0) {  // no elements (and no data to offset into): the dot of empty vectors
+        po[i] = T(0);
+        continue;
+      }
       const T* x = cdata<T>(a) + oa[i];
       const T* y = cdata<T>(b) + ob[i];
       double nx = 0, ny = 0;

@@ -13,6 +13,8 @@
 
 #include <cstdint>
 
+#include "lathe/core/int_arith.h"
+
 namespace lathe::kernels {
 
 struct MatView {
@@ -34,7 +36,8 @@ void gemm_ref(int64_t M, int64_t N, int64_t K, MatView A, MatView B, T* C, int64
     for (int64_t j = 0; j < N; ++j) c[j] = T(0);
     for (int64_t k = 0; k < K; ++k) {
       const T av = a[i * A.row_stride + k * A.col_stride];
-      for (int64_t j = 0; j < N; ++j) c[j] += av * b[k * B.row_stride + j * B.col_stride];
+      // Integer products and sums wrap, as PyTorch's do (int_arith.h).
+      for (int64_t j = 0; j < N; ++j) c[j] = wrapping_add(c[j], wrapping_mul(av, b[k * B.row_stride + j * B.col_stride]));
     }
   }
 }

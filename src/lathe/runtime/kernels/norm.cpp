@@ -66,12 +66,20 @@ typedef int64_t v8l __attribute__((vector_size(64)));
 
 // The sum of the lanes by halving: three dependent adds, not seven (on
 // rows of 64 the reductions cost as much as the passes over the row).
+// (clang, which builds the fuzzers, spells GCC's __builtin_shuffle
+// __builtin_shufflevector.)
+#if defined(__clang__)
+#define LATHE_NORM_PERMUTE(x, ...) __builtin_shufflevector(x, x, __VA_ARGS__)
+#else
+#define LATHE_NORM_PERMUTE(x, ...) __builtin_shuffle(x, v8l{__VA_ARGS__})
+#endif
 [[gnu::always_inline]] inline double hsum(v8d v) {
-  v += __builtin_shuffle(v, v8l{4, 5, 6, 7, 0, 1, 2, 3});
-  v += __builtin_shuffle(v, v8l{2, 3, 0, 1, 6, 7, 4, 5});
-  v += __builtin_shuffle(v, v8l{1, 0, 3, 2, 5, 4, 7, 6});
+  v += LATHE_NORM_PERMUTE(v, 4, 5, 6, 7, 0, 1, 2, 3);
+  v += LATHE_NORM_PERMUTE(v, 2, 3, 0, 1, 6, 7, 4, 5);
+  v += LATHE_NORM_PERMUTE(v, 1, 0, 3, 2, 5, 4, 7, 6);
   return v[0];
 }
+#undef LATHE_NORM_PERMUTE
 
 // The same for float, eight lanes at a time: the sums in double lanes,
 // the output in float ones.

@@ -45,6 +45,16 @@ Result<PoolGeom> pool_geom(const Tensor& input, const PoolParams& p) {
   if (g.kH <= 0 || g.kW <= 0 || g.sH <= 0 || g.sW <= 0 || g.dH <= 0 || g.dW <= 0) {
     return make_error("pool2d: kernel, stride and dilation must be positive");
   }
+  // From the file, like convolution's (conv.cpp): bounded, the output-size
+  // arithmetic stays far from int64 overflow (a padding of -6e18 overflowed
+  // the check below; found by fuzz_runtime).
+  constexpr int64_t kMaxAttr = int64_t{1} << 20;
+  for (int64_t v : {g.kH, g.kW, g.sH, g.sW, g.pH, g.pW, g.dH, g.dW}) {
+    if (v < 0 || v > kMaxAttr) {
+      return make_error("pool2d: kernel_size, stride, padding and dilation must lie in [0, 2^20], got " +
+                        std::to_string(v));
+    }
+  }
   if (g.pH * 2 > g.kH || g.pW * 2 > g.kW) return make_error("pool2d: padding must be at most half the kernel size");
   g.OH = pooled_size(g.H, g.kH, g.pH, g.sH, g.dH, p.ceil_mode);
   g.OW = pooled_size(g.W, g.kW, g.pW, g.sW, g.dW, p.ceil_mode);
@@ -226,8 +236,8 @@ Result<Pool3Geom> pool3d_geom(const Tensor& input, const PoolParams& p, const ch
     g.p[i] = three(p.padding, 0, i);
     g.d[i] = three(p.dilation, 1, i);
     if (g.k[i] <= 0 || g.s[i] <= 0 || g.d[i] <= 0 || g.p[i] < 0) return make_error(std::string(op) + ": kernel, stride and dilation must be positive, padding non-negative");
+    if (g.k[i] > (int64_t{1} << 20) || g.s[i] > (int64_t{1} << 20) || g.d[i] > (int64_t{1} << 20) || g.p[i] > (int64_t{1} << 20)) return make_error(std::string(op) + ": kernel, stride, padding or dilation is out of range");
     if (g.p[i] * 2 > g.k[i]) return make_error(std::string(op) + ": padding must be at most half the kernel size");
-    if (g.k[i] > (int64_t{1} << 20) || g.s[i] > (int64_t{1} << 20) || g.d[i] > (int64_t{1} << 20)) return make_error(std::string(op) + ": kernel, stride or dilation is out of range");
     if (g.v.in[i] <= 0) return make_error(std::string(op) + ": input " + shape_string(input.sizes) + " has an empty spatial dim");
     g.v.out[i] = pooled_size(g.v.in[i], g.k[i], g.p[i], g.s[i], g.d[i], p.ceil_mode);
     if (g.v.out[i] <= 0) return make_error(std::string(op) + ": input " + shape_string(input.sizes) + " is too small");

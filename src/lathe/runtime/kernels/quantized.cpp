@@ -178,8 +178,10 @@ Result<Channels> channels_of(const Tensor& input, int64_t axis, const Tensor& sc
 }
 
 // out[i] = (q[i] - zero_points[j]) * scales[j] with j = param(i): the
-// difference exact in int64, the product in the scales' dtype, then cast to
-// out's dtype (dequantize_per_channel and _per_channel_group alike).
+// difference in int64, wrapping as PyTorch's int64 tensor subtraction does
+// (a zero point near INT64_MIN from a file is not undefined behaviour), the
+// product in the scales' dtype, then cast to out's dtype
+// (dequantize_per_channel and _per_channel_group alike).
 template <typename Param>
 Status dequantize_by(const Tensor& in, const Tensor& scales, const std::vector<int64_t>& zps, DType qdtype, Tensor& out,
                      const char* op, const char* out_arg, Param param) {
@@ -195,7 +197,9 @@ Status dequantize_by(const Tensor& in, const Tensor& scales, const std::vector<i
         const Q* q = cdata<Q>(in);
         for (int64_t i = 0, n = in.numel(); i < n; ++i) {
           const int64_t j = param(i);
-          y[i] = static_cast<O>(static_cast<C>(static_cast<int64_t>(q[i]) - zps[j]) * s[j]);
+          const auto diff = static_cast<int64_t>(static_cast<uint64_t>(static_cast<int64_t>(q[i])) -
+                                                 static_cast<uint64_t>(zps[j]));
+          y[i] = static_cast<O>(static_cast<C>(diff) * s[j]);
         }
         return Status::Ok();
       });
@@ -321,6 +325,11 @@ Result<PerTensorParams> per_tensor_params(KernelCall& c) {
   if constexpr (kTensorArgs) {
     LATHE_ASSIGN_OR_RETURN(p.scale, item(c, "scale"));
     LATHE_ASSIGN_OR_RETURN(double z, item(c, "zero_point"));
+    // A NaN or a value past int64 (from a float tensor, or a file's int64
+    // rounded up to 2^63) has no int64 to cast to.
+    if (!(std::abs(z) < 9.2e18)) {
+      return c.arg_error("zero_point", "holds " + std::to_string(z) + ", which is not an int64");
+    }
     p.zero_point = static_cast<int64_t>(z);
   } else {
     LATHE_ASSIGN_OR_RETURN(p.scale, c.double_arg("scale"));

@@ -4,6 +4,7 @@
 // order, accumulating in the output dtype as ATen's CPU kernels do.
 #include <type_traits>
 
+#include "lathe/core/int_arith.h"
 #include "lathe/runtime/kernels/register.h"
 #include "lathe/runtime/kernels/util.h"
 
@@ -50,8 +51,9 @@ Status cumulative_kernel(KernelCall& c) {
         Acc acc = kProduct ? Acc(1) : Acc(0);
         for (int64_t k = 0; k < l.len; ++k) {
           const int64_t at = base + k * l.inner;
-          if constexpr (kProduct) acc = static_cast<Acc>(acc * px[at]);
-          else acc = static_cast<Acc>(acc + px[at]);
+          // Integers wrap as in PyTorch (int_arith.h; an int64 overflow was undefined).
+          if constexpr (kProduct) acc = wrapping_mul(acc, static_cast<Acc>(px[at]));
+          else acc = wrapping_add(acc, static_cast<Acc>(px[at]));
           po[at] = static_cast<T>(acc);
         }
       }
@@ -113,7 +115,7 @@ Status diff_kernel(KernelCall& c) {
           for (int64_t i = 0; i < l.inner; ++i) {
             const T a = cur[(o * l.len + k) * l.inner + i], b = cur[(o * l.len + k + 1) * l.inner + i];
             if constexpr (std::is_same_v<T, bool>) next[(o * (l.len - 1) + k) * l.inner + i] = a != b;
-            else next[(o * (l.len - 1) + k) * l.inner + i] = static_cast<T>(b - a);
+            else next[(o * (l.len - 1) + k) * l.inner + i] = wrapping_sub(b, a);  // integers wrap as in PyTorch
           }
       cur.swap(next);
       --l.len;

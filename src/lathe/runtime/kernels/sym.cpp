@@ -41,7 +41,7 @@ struct Num {
 Result<Num> num(const EValue& v) {
   if (v.is_int()) return Num{true, v.to_int(), static_cast<double>(v.to_int())};
   if (v.is_bool()) return Num{true, v.to_bool() ? 1 : 0, v.to_bool() ? 1.0 : 0.0};
-  if (v.is_double()) return Num{false, static_cast<int64_t>(v.to_double()), v.to_double()};
+  if (v.is_double()) return Num{false, saturating_cast<int64_t>(v.to_double()), v.to_double()};
   return make_error("expected a number, got " + v.describe());
 }
 

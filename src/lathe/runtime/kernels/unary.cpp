@@ -5,6 +5,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "lathe/core/int_arith.h"
 #include "lathe/runtime/kernels/binary.h"
 #include "lathe/runtime/kernels/register.h"
 #include "lathe/runtime/kernels/vector_math.h"
@@ -211,11 +212,14 @@ Status same_dtype_op(UnaryOp op, const Tensor& in, Tensor& out, const UnaryParam
   switch (op) {
     case UnaryOp::Neg:
       if constexpr (kBool) return bad();
-      else unary_loop<T, T>(in, out, [](T x) { return static_cast<T>(-x); });
+      // Integers wrap as in PyTorch: -INT_MIN is INT_MIN (was undefined; found by fuzz_runtime).
+      else if constexpr (kFloat || !std::is_integral_v<T>) unary_loop<T, T>(in, out, [](T x) { return static_cast<T>(-x); });
+      else unary_loop<T, T>(in, out, [](T x) { return wrapping_sub(T(0), x); });
       break;
     case UnaryOp::Abs:
       if constexpr (kBool || std::is_unsigned_v<T>) unary_loop<T, T>(in, out, [](T x) { return x; });
-      else unary_loop<T, T>(in, out, [](T x) { return static_cast<T>(x < 0 ? -x : x); });
+      else if constexpr (kFloat || !std::is_integral_v<T>) unary_loop<T, T>(in, out, [](T x) { return static_cast<T>(x < 0 ? -x : x); });
+      else unary_loop<T, T>(in, out, [](T x) { return x < 0 ? wrapping_sub(T(0), x) : x; });
       break;
     case UnaryOp::Relu:
       if constexpr (kBool) return bad();
@@ -261,7 +265,12 @@ Status same_dtype_op(UnaryOp op, const Tensor& in, Tensor& out, const UnaryParam
       else {
         // relu6 is hardtanh(0, 6)
         const bool six = op == UnaryOp::Relu6;
-        const T lo = static_cast<T>(six ? 0.0 : p.min_val), hi = static_cast<T>(six ? 6.0 : p.max_val);
+        // (bounds from the file: an integer tensor's are saturated, not cast past its range)
+        auto bound = [](double v) {
+          if constexpr (std::is_integral_v<T>) return saturating_cast<T>(v);
+          else return static_cast<T>(v);
+        };
+        const T lo = bound(six ? 0.0 : p.min_val), hi = bound(six ? 6.0 : p.max_val);
         unary_loop<T, T>(in, out, [lo, hi](T x) {
           if constexpr (kFloat) {
             if (std::isnan(x)) return x;

@@ -340,7 +340,11 @@ Status copy_into(const Tensor& src, Tensor& dst) {
           }
         }
         for (int64_t i = 0; i < n; ++i) {
-          if constexpr (std::is_same_v<S, Half> || std::is_same_v<S, BFloat16>) {
+          if constexpr (std::is_integral_v<D> && !std::is_same_v<D, bool> && !std::is_integral_v<S>) {
+            // NaN, inf and values past int64 have no integer (the cast was
+            // undefined; found by fuzz_runtime): saturating_cast (evalue.h).
+            dp[i * st[0]] = static_cast<D>(saturating_cast<int64_t>(static_cast<double>(sp[i * st[1]])));
+          } else if constexpr (std::is_same_v<S, Half> || std::is_same_v<S, BFloat16>) {
             dp[i * st[0]] = static_cast<D>(static_cast<float>(sp[i * st[1]]));
           } else {
             dp[i * st[0]] = static_cast<D>(sp[i * st[1]]);

@@ -65,14 +65,22 @@ template <bool Max>
   if constexpr (Max) return vmax(a, b);
   else return a + b;
 }
+// (GCC spells a lane permutation __builtin_shuffle(x, mask), clang
+// __builtin_shufflevector(x, x, lanes...); the fuzz build is clang's.)
+#if defined(__clang__)
+#define LATHE_VMATH_PERMUTE(x, ...) __builtin_shufflevector(x, x, __VA_ARGS__)
+#else
+#define LATHE_VMATH_PERMUTE(x, ...) __builtin_shuffle(x, vi{__VA_ARGS__})
+#endif
 template <bool Max>
 [[gnu::always_inline]] inline float reduce(const vf& x) {
-  vf v = combine<Max>(x, __builtin_shuffle(x, vi{8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7}));
-  v = combine<Max>(v, __builtin_shuffle(v, vi{4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11}));
-  v = combine<Max>(v, __builtin_shuffle(v, vi{2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13}));
-  v = combine<Max>(v, __builtin_shuffle(v, vi{1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14}));
+  vf v = combine<Max>(x, LATHE_VMATH_PERMUTE(x, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7));
+  v = combine<Max>(v, LATHE_VMATH_PERMUTE(v, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11));
+  v = combine<Max>(v, LATHE_VMATH_PERMUTE(v, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13));
+  v = combine<Max>(v, LATHE_VMATH_PERMUTE(v, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14));
   return v[0];
 }
+#undef LATHE_VMATH_PERMUTE
 [[gnu::always_inline]] inline float hmax(const vf& v) { return reduce<true>(v); }
 [[gnu::always_inline]] inline float hsum(const vf& v) { return reduce<false>(v); }
 
