@@ -3302,10 +3302,9 @@ def reproducer(P, case):
 
 def table(rows, cols):
     widths = [max(len(str(r[i])) for r in rows + [cols]) for i in range(len(cols))]
-    def cell(i, v, w):
-        num = isinstance(v, (int, float)) or re.fullmatch(r"[\d.,\s-]*", str(v))
-        return str(v).rjust(w) if i and num else str(v).ljust(w)
-    line = lambda r: "  ".join(cell(i, v, w) for i, (v, w) in enumerate(zip(r, widths))).rstrip()  # noqa: E731
+    numeric = [i > 0 and all(re.fullmatch(r"[\d.,\s-]*", str(r[i])) for r in rows) for i in range(len(cols))]
+    line = lambda r: "  ".join(str(v).rjust(w) if numeric[i] else str(v).ljust(w)  # noqa: E731
+                               for i, (v, w) in enumerate(zip(r, widths))).rstrip()
     out = [line(cols), line(["-" * w for w in widths])]
     out += [line(r) for r in rows]
     return "\n".join(out)
