@@ -72,6 +72,16 @@ unsigned long sum(const MappedFile& f) {
   return s;
 }
 
+// A FIFO given as an archive blocked open() for ever, waiting for a writer
+// (found by tools/hostile_probe.py, issue 33): refused at once instead.
+TEST(MappedFileOpen, AFifoIsRefusedWithoutWaitingForAWriter) {
+  const std::string fifo = testing::temp_dir() + "/fifo.pt2";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto file = MappedFile::open(fifo);
+  ASSERT_FALSE(file.ok());
+  EXPECT_EQ(file.error().message(), fifo + ": not a regular file");
+}
+
 TEST(MappedFileInUse, UnchangedIsIntact) {
   const std::string dir = testing::temp_dir();
   const std::string path = dated_file(dir, "same.bin", 4);
