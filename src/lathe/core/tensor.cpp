@@ -102,7 +102,9 @@ std::vector<int64_t> Tensor::contiguous_strides(const std::vector<int64_t>& size
   int64_t s = 1;
   for (size_t i = sizes.size(); i-- > 0;) {
     strides[i] = s;
-    s *= std::max<int64_t>(sizes[i], 1);
+    // Saturates: only an empty tensor's sizes can overflow (the others were
+    // checked when allocated), and its strides address nothing.
+    if (__builtin_mul_overflow(s, std::max<int64_t>(sizes[i], 1), &s)) s = std::numeric_limits<int64_t>::max();
   }
   return strides;
 }

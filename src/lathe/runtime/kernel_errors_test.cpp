@@ -13,6 +13,8 @@
 #include "lathe/runtime/kernels/index.h"
 #include "lathe/runtime/kernels/matmul.h"
 #include "lathe/runtime/kernels/pool.h"
+#include "lathe/runtime/kernels/recurrent.h"
+#include "lathe/runtime/kernels/softmax.h"
 #include "lathe/runtime/kernels/unary.h"
 #include "lathe/runtime/kernels/util.h"
 #include "lathe/runtime/kernels/view.h"
@@ -205,6 +207,36 @@ TEST(KernelChecks, ExtremeValuesAreDefined_NEG) {
   EXPECT_EQ(cdata<int64_t>((*r)[0])[1], std::numeric_limits<int64_t>::min());  // INT64_MAX + 1
   EXPECT_EQ(cdata<int64_t>((*r)[1])[0], std::numeric_limits<int64_t>::max());  // -2 - INT64_MAX
   EXPECT_EQ(cdata<int64_t>((*r)[2])[0], 0);                                      // 2^124 mod 2^64
+}
+
+// More of fuzz_runtime's: repeat counts whose total overflows int64 and a
+// num_layers of 2^61 are errors; strides of an empty tensor whose other dims
+// multiply past int64 saturate; softmax over an empty dim touches nothing.
+TEST(KernelChecks, OverflowingCountsAreErrors_NEG) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* x = b.user_input("x", {2});
+  b.user_output(b.call("aten.repeat_interleave.self_int",
+                       {{"self", x}, {"repeats", int64_t{1} << 62}, {"dim", int64_t{0}}}, {4}));
+  auto ex = Executor::create(ep);
+  ASSERT_TRUE(ex.ok()) << ex.error().message();
+  auto r = (*ex)->run(std::vector<Tensor>{Tensor::empty(DType::Float32, {2})});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("the repeats' total overflows int64"), std::string::npos) << r.error().message();
+
+  const auto strides = Tensor::contiguous_strides({0, int64_t{1} << 50, 65535, 65535});
+  EXPECT_EQ(strides[0], std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(strides[3], 1);
+
+  RnnOptions rnn;
+  rnn.num_layers = int64_t{1} << 61;
+  auto shapes = rnn_shapes(rnn, Tensor::empty(DType::Float32, {2, 3}), {}, {});
+  ASSERT_FALSE(shapes.ok());
+  EXPECT_EQ(shapes.error().message(), "lstm: num_layers 2305843009213693952 is past 2^20");
+
+  Tensor e = Tensor::empty(DType::Float32, {3, 0, 2});
+  Tensor out = Tensor::empty(DType::Float32, {3, 0, 2});
+  EXPECT_TRUE(softmax_out(e, 1, false, out).ok());
 }
 
 TEST(TensorAllocation, AbsurdSizesAreErrorsNotCrashes) {

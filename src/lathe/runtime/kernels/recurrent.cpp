@@ -115,6 +115,8 @@ Result<Geometry> geometry(const RnnOptions& opt, const Tensor& input, const std:
   g.G = gate_count(opt.mode);
   g.per = opt.has_biases ? 4 : 2;
   if (g.L < 1) return make_error(std::string(op) + ": num_layers must be at least 1, got " + std::to_string(g.L));
+  // (from the file: a count of 2^61 overflowed the parameter count below)
+  if (g.L > (int64_t{1} << 20)) return make_error(std::string(op) + ": num_layers " + std::to_string(g.L) + " is past 2^20");
   if (g.T == 0) return make_error(std::string(op) + ": expected sequence length to be larger than 0, input " + shape_string(input.sizes));
   const size_t expected = static_cast<size_t>(g.L * g.D * g.per);
   if (params.size() != expected) {

@@ -90,7 +90,9 @@ Status repeat_interleave_self_kernel(KernelCall& c) {
   const int64_t len = x.sizes[dim];
   LATHE_ASSIGN_OR_RETURN(std::vector<int64_t> counts, counts_of(c, rt, ri, len));
   int64_t total = 0;
-  for (int64_t n : counts) total += n;
+  for (int64_t n : counts) {
+    if (__builtin_add_overflow(total, n, &total)) return c.arg_error("repeats", "the repeats' total overflows int64");
+  }
   LATHE_ASSIGN_OR_RETURN(std::optional<int64_t> output_size, c.optional_int("output_size"));
   if (output_size && *output_size != total) {
     return c.arg_error("output_size", std::to_string(*output_size) + " does not match the repeats' total " + std::to_string(total));
@@ -119,7 +121,9 @@ Status repeat_interleave_index_kernel(KernelCall& c) {
   if (repeats->sizes.size() != 1) return c.arg_error("repeats", "must be 1-D, got " + shape_string(repeats->sizes));
   LATHE_ASSIGN_OR_RETURN(std::vector<int64_t> counts, counts_of(c, repeats, 0, repeats->sizes[0]));
   int64_t total = 0;
-  for (int64_t n : counts) total += n;
+  for (int64_t n : counts) {
+    if (__builtin_add_overflow(total, n, &total)) return c.arg_error("repeats", "the repeats' total overflows int64");
+  }
   LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, DType::Int64, {total}));
   int64_t* o = mdata<int64_t>(*out);
   for (size_t k = 0; k < counts.size(); ++k) o = std::fill_n(o, counts[k], static_cast<int64_t>(k));

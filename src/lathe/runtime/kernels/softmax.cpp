@@ -18,6 +18,7 @@ Status softmax_out(const Tensor& in_raw, int64_t dim, bool log, Tensor& out, boo
   int64_t outer = 1, len = r == 0 ? 1 : in.sizes[d], inner = 1;
   for (int64_t k = 0; k < d; ++k) outer *= in.sizes[k];
   for (int64_t k = d + 1; k < r; ++k) inner *= in.sizes[k];
+  if (len == 0) return Status::Ok();  // no elements, and no data to offset into
   return dispatch<Types::Float>(out.dtype, "softmax", [&](auto tag) -> Status {
     using T = decltype(tag);
     const T* x = cdata<T>(in);
@@ -26,7 +27,6 @@ Status softmax_out(const Tensor& in_raw, int64_t dim, bool log, Tensor& out, boo
       for (int64_t i = 0; i < inner; ++i) {
         const T* xs = x + o * len * inner + i;
         T* ys = y + o * len * inner + i;
-        if (len == 0) continue;
         T mx = xs[0];
         for (int64_t k = 1; k < len; ++k) mx = std::max(mx, xs[k * inner]);
         if (safe && mx == -std::numeric_limits<T>::infinity()) {  // every entry masked out
