@@ -358,6 +358,14 @@ TEST(Hostile, StoredShapesThatDisagreeWithTheProgram) {
   EXPECT_NE(t.err.find(out + ": the result of transforming " + in + " does not verify, nothing written"), std::string::npos)
       << t.err;
   EXPECT_FALSE(fs::exists(out));
+  // run refuses it too (issue 33 item 23: it ran, reading the stored [3, 2]
+  // as the declared [2, 3]), naming the placeholder and both shapes.
+  const std::string x_npy = lathe.dir + "/x.npy";
+  write_bytes(x_npy, npy("{'descr': '<f4', 'fortran_order': False, 'shape': (4, 3), }", std::string(4 * 3 * 4, '\0')));
+  CommandResult r = lathe("run '" + in + "' --inputs '" + x_npy + "'");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("input 'p_w': parameter 'w': state tensor 'w' has shape [3, 2] but the placeholder has [2, 3]"),
+            std::string::npos) << r.err;
 }
 
 // Names with terminal escape sequences are printed escaped.

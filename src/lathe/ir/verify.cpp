@@ -555,13 +555,8 @@ Status check_state_entry(const ExportedProgram& ep, size_t i, const Value* v, co
     }
   }
   if (t && v && v->meta()) {
-    const TensorMeta& m = *v->meta();
-    if (t->dtype != m.dtype)
-      return make_error(at() + ": state tensor '" + s.target + "' is " + std::string(dtype_name(t->dtype)) +
-                        " but the placeholder is " + std::string(dtype_name(m.dtype)));
-    if (auto sizes = m.concrete_sizes(); sizes && *sizes != t->sizes)
-      return make_error(at() + ": state tensor '" + s.target + "' has shape " + shape_string(t->sizes) +
-                        " but the placeholder has " + shape_string(*sizes));
+    if (Status st = check_state_matches_placeholder(s.target, *t, *v->meta()); !st.ok())
+      return st.error().context(at());
   }
   return Status::Ok();
 }
@@ -706,6 +701,16 @@ Status verify(const Program& program) {
     if (!m.program) return make_error("method '" + m.name + "' has no program");
     LATHE_RETURN_IF_ERROR(verify(*m.program, m.name));
   }
+  return Status::Ok();
+}
+
+Status check_state_matches_placeholder(const std::string& target, const Tensor& t, const TensorMeta& meta) {
+  if (t.dtype != meta.dtype)
+    return make_error("state tensor '" + target + "' is " + std::string(dtype_name(t.dtype)) +
+                      " but the placeholder is " + std::string(dtype_name(meta.dtype)));
+  if (auto sizes = meta.concrete_sizes(); sizes && *sizes != t.sizes)
+    return make_error("state tensor '" + target + "' has shape " + shape_string(t.sizes) +
+                      " but the placeholder has " + shape_string(*sizes));
   return Status::Ok();
 }
 

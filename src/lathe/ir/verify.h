@@ -29,6 +29,13 @@ Status verify(const Program& program);
 // `where` prefixes messages ("method 'forward'", "pattern", ...).
 Status verify_graph(const Graph& graph, const std::string& where);
 
+// The state tensor a parameter, buffer or constant placeholder is bound to
+// agrees with the placeholder's declared dtype and (all-concrete) shape:
+//   state tensor 'linear.weight' has shape [3, 3] but the placeholder has [3, 4]
+//   state tensor 'linear.weight' is float32 but the placeholder is int64
+// verify() and the Executor (every run path) both apply it.
+Status check_state_matches_placeholder(const std::string& target, const Tensor& t, const TensorMeta& meta);
+
 // The order torch.export usually lays inputs out in: tokens, parameters,
 // buffers, tensor constants and custom objects, then user inputs (and
 // constant inputs, which are user inputs that were literals). It is not a

@@ -1,9 +1,13 @@
 #include "lathe/runtime/control_flow.h"
 
+#include <map>
+#include <optional>
+
 #include "lathe/ir/op_catalogue.h"
 #include "lathe/ir/printer.h"
 #include "lathe/runtime/auto_functionalized.h"
 #include "lathe/runtime/graph_plan.h"
+#include "lathe/runtime/input_check.h"
 #include "lathe/runtime/kernel_call.h"
 #include "lathe/runtime/kernels/util.h"
 
@@ -40,11 +44,78 @@ Result<bool> truth(const EValue& v) {
   return *kernels::cdata<bool>(kernels::as_dtype(t, DType::Bool));
 }
 
+// The node's declared output sizes, parsed once at plan time, and where
+// this call's operands give the shape symbols they use: a declared [s77, 8]
+// is checked against s77 as the operand declared [s77, 8] gives it. A
+// symbol no operand dimension gives (an unbacked u0) is left unchecked.
+class DeclaredShapes {
+ public:
+  using Bindings = std::map<std::string, int64_t>;
+
+  // `operand_args`: the node's arguments (tensor lists) its operands come in.
+  static DeclaredShapes create(const Node& n, std::initializer_list<size_t> operand_args) {
+    DeclaredShapes d;
+    for (size_t a : operand_args) {
+      const TensorList* l = a < n.inputs().size() ? n.inputs()[a].arg.get_if<TensorList>() : nullptr;
+      if (!l) continue;
+      for (size_t item = 0; item < l->items.size(); ++item) {
+        const Value* v = l->items[item];
+        if (!v || v->kind() != ValueKind::Tensor || !v->meta()) continue;
+        const std::vector<SymDim>& sizes = v->meta()->sizes;
+        for (size_t k = 0; k < sizes.size(); ++k) {
+          if (sizes[k].is_concrete()) continue;
+          if (auto sym = plain_symbol(sizes[k].expr().expr)) d.binders_.push_back(Binder{a, item, k, *sym});
+        }
+      }
+    }
+    for (const Value* v : n.defined_values()) {
+      std::vector<std::optional<SymExpression>> dims;
+      if (v && v->kind() == ValueKind::Tensor && v->meta()) {
+        for (const SymDim& s : v->meta()->sizes)
+          dims.push_back(s.is_concrete() ? std::nullopt : SymExpression::parse(s.expr().expr));
+      }
+      d.outputs_.push_back(std::move(dims));
+    }
+    return d;
+  }
+
+  // The symbols' values for this call; `items[i]` are the items of
+  // argument `operand_args[i]`'s list, as KernelCall::arg_items gives them.
+  Bindings bind(const std::vector<std::pair<size_t, const std::vector<EValue>*>>& items) const {
+    Bindings out;
+    for (const Binder& b : binders_) {
+      for (const auto& [arg, values] : items) {
+        if (arg != b.arg || b.item >= values->size() || !(*values)[b.item].is_tensor()) continue;
+        const Tensor& t = (*values)[b.item].tensor();
+        if (b.dim < t.sizes.size()) out.emplace(b.symbol, t.sizes[b.dim]);
+      }
+    }
+    return out;
+  }
+
+  // Output i's dim k for these bindings; nullopt when concrete, unparsed
+  // or unbound.
+  std::optional<int64_t> symbolic_size(size_t i, size_t k, const Bindings& values) const {
+    if (i >= outputs_.size() || k >= outputs_[i].size() || !outputs_[i][k]) return std::nullopt;
+    return outputs_[i][k]->evaluate(values);
+  }
+
+ private:
+  struct Binder {
+    size_t arg, item, dim;
+    std::string symbol;
+  };
+  std::vector<Binder> binders_;
+  std::vector<std::vector<std::optional<SymExpression>>> outputs_;
+};
+
 // A subgraph's results must be what the node declares it returns (dtype,
-// rank and every concrete size): a branch returning [8, 8] for a declared
-// [4, 8] would otherwise flow on as if it were [4, 8], and a loop body that
+// rank, every concrete size and every symbolic size this call's operands
+// bind): a branch returning [8, 8] for a declared [4, 8] or [s77, 8] with
+// s77 = 4 would otherwise flow on as if it were [4, 8], and a loop body that
 // grows its carry would run until memory is gone.
-Status check_declared(const Node& node, const std::vector<EValue>& values, std::string_view what) {
+Status check_declared(const Node& node, const std::vector<EValue>& values, std::string_view what,
+                      const DeclaredShapes* shapes = nullptr, const DeclaredShapes::Bindings* bound = nullptr) {
   const std::vector<Value*>& declared = node.defined_values();
   if (values.size() != declared.size()) {
     return make_error(std::string(what) + " returned " + std::to_string(values.size()) + " value(s), the node has " +
@@ -56,18 +127,29 @@ Status check_declared(const Node& node, const std::vector<EValue>& values, std::
     const Tensor& t = values[i].tensor();
     const TensorMeta& m = *d->meta();
     bool same = t.dtype == m.dtype && t.sizes.size() == m.sizes.size();
-    for (size_t k = 0; same && k < m.sizes.size(); ++k) same = !m.sizes[k].is_concrete() || m.sizes[k].value() == t.sizes[k];
+    std::string symbols;  // " (s77 = 4)" for a symbolic size that differs
+    for (size_t k = 0; same && k < m.sizes.size(); ++k) {
+      if (m.sizes[k].is_concrete()) {
+        same = m.sizes[k].value() == t.sizes[k];
+      } else if (shapes && bound) {
+        if (auto want = shapes->symbolic_size(i, k, *bound); want && *want != t.sizes[k]) {
+          same = false;
+          symbols = " (" + readable_sym_expr(m.sizes[k].expr().expr) + " = " + std::to_string(*want) + " for this call)";
+        }
+      }
+    }
     if (!same) {
       return make_error(std::string(what) + " returned " + std::string(dtype_name(t.dtype)) + " " + shape_string(t.sizes) +
                         " as output " + std::to_string(i) + " '" + d->name() + "', declared " +
-                        std::string(dtype_name(m.dtype)) + " " + format_dims(m.sizes));
+                        std::string(dtype_name(m.dtype)) + " " + format_dims(m.sizes) + symbols);
     }
   }
   return Status::Ok();
 }
 
-Status set_outputs(KernelCall& call, std::vector<EValue> values, std::string_view what) {
-  LATHE_RETURN_IF_ERROR(check_declared(call.node(), values, what));
+Status set_outputs(KernelCall& call, std::vector<EValue> values, std::string_view what,
+                   const DeclaredShapes* shapes = nullptr, const DeclaredShapes::Bindings* bound = nullptr) {
+  LATHE_RETURN_IF_ERROR(check_declared(call.node(), values, what, shapes, bound));
   for (size_t i = 0; i < values.size(); ++i) LATHE_RETURN_IF_ERROR(call.set_output(i, std::move(values[i])));
   return Status::Ok();
 }
@@ -79,20 +161,23 @@ std::vector<EValue> concat(std::vector<EValue> a, const std::vector<EValue>& b) 
 
 class CondHandle : public DelegateHandle {
  public:
-  CondHandle(std::unique_ptr<GraphPlan> t, std::unique_ptr<GraphPlan> f) : true_(std::move(t)), false_(std::move(f)) {}
+  CondHandle(std::unique_ptr<GraphPlan> t, std::unique_ptr<GraphPlan> f, DeclaredShapes shapes)
+      : true_(std::move(t)), false_(std::move(f)), shapes_(std::move(shapes)) {}
 
   Status execute(KernelCall& call) override {
     LATHE_ASSIGN_OR_RETURN(EValue pred, call.arg_value(0));
     LATHE_ASSIGN_OR_RETURN(bool taken, truth(pred));
     LATHE_ASSIGN_OR_RETURN(std::vector<EValue> operands, call.arg_items(3));
+    const DeclaredShapes::Bindings bound = shapes_.bind({{3, &operands}});
     GraphPlan& branch = taken ? *true_ : *false_;
     auto out = branch.run(std::move(operands));
     if (!out.ok()) return out.error().context(taken ? "true branch" : "false branch");
-    return set_outputs(call, std::move(out).value(), taken ? "the true branch" : "the false branch");
+    return set_outputs(call, std::move(out).value(), taken ? "the true branch" : "the false branch", &shapes_, &bound);
   }
 
  private:
   std::unique_ptr<GraphPlan> true_, false_;
+  DeclaredShapes shapes_;
 };
 
 Result<std::shared_ptr<DelegateHandle>> plan_cond(const Node& n, const GraphPlanOptions& options) {
@@ -106,18 +191,22 @@ Result<std::shared_ptr<DelegateHandle>> plan_cond(const Node& n, const GraphPlan
                         std::to_string(operands));
     }
   }
-  return std::shared_ptr<DelegateHandle>(std::make_shared<CondHandle>(std::move(t), std::move(f)));
+  return std::shared_ptr<DelegateHandle>(
+      std::make_shared<CondHandle>(std::move(t), std::move(f), DeclaredShapes::create(n, {3})));
 }
 
 class WhileLoopHandle : public DelegateHandle {
  public:
-  WhileLoopHandle(std::unique_ptr<GraphPlan> c, std::unique_ptr<GraphPlan> b, int64_t max_iterations)
-      : cond_(std::move(c)), body_(std::move(b)), max_iterations_(max_iterations) {}
+  WhileLoopHandle(std::unique_ptr<GraphPlan> c, std::unique_ptr<GraphPlan> b, int64_t max_iterations,
+                  DeclaredShapes shapes)
+      : cond_(std::move(c)), body_(std::move(b)), max_iterations_(max_iterations), shapes_(std::move(shapes)) {}
 
   Status execute(KernelCall& call) override {
     LATHE_ASSIGN_OR_RETURN(std::vector<EValue> carried, call.arg_items(2));
     LATHE_ASSIGN_OR_RETURN(std::vector<EValue> extra, call.arg_items(3));
     const size_t count = carried.size();
+    // The symbols as the initial carries and extra inputs give them.
+    const DeclaredShapes::Bindings bound = shapes_.bind({{2, &carried}, {3, &extra}});
     for (int64_t iteration = 0;; ++iteration) {
       if (iteration == max_iterations_) {
         return make_error("while_loop ran " + std::to_string(max_iterations_) +
@@ -136,15 +225,17 @@ class WhileLoopHandle : public DelegateHandle {
                           " carried");
       }
       // The carries keep the types the node declares, every iteration.
-      LATHE_RETURN_IF_ERROR(check_declared(call.node(), *next, "body_fn, iteration " + std::to_string(iteration) + ","));
+      LATHE_RETURN_IF_ERROR(check_declared(call.node(), *next, "body_fn, iteration " + std::to_string(iteration) + ",",
+                                           &shapes_, &bound));
       carried = std::move(next).value();
     }
-    return set_outputs(call, std::move(carried), "while_loop");
+    return set_outputs(call, std::move(carried), "while_loop", &shapes_, &bound);
   }
 
  private:
   std::unique_ptr<GraphPlan> cond_, body_;
   int64_t max_iterations_;
+  DeclaredShapes shapes_;
 };
 
 Result<std::shared_ptr<DelegateHandle>> plan_while_loop(const Node& n, const GraphPlanOptions& options) {
@@ -159,7 +250,8 @@ Result<std::shared_ptr<DelegateHandle>> plan_while_loop(const Node& n, const Gra
                       std::to_string(b->graph().inputs().size()) + " input(s), while_loop passes " + std::to_string(inputs));
   }
   return std::shared_ptr<DelegateHandle>(
-      std::make_shared<WhileLoopHandle>(std::move(c), std::move(b), options.max_loop_iterations));
+      std::make_shared<WhileLoopHandle>(std::move(c), std::move(b), options.max_loop_iterations,
+                                        DeclaredShapes::create(n, {2, 3})));
 }
 
 // A region marker (no_grad, autocast): runs its subgraph on the arguments

@@ -179,6 +179,112 @@ TEST(ControlFlow, SubgraphResultsMustMatchTheDeclaredOutputs_NEG) {
             std::string::npos) << out.error().message();
 }
 
+// _NEG, issue 33 item 14 (the issue's own example): a declared SYMBOLIC
+// size is checked against this call's value of the symbol, as the operands
+// give it. cond(pred, x -> w, x -> -x, [x]) over x [s0, 3] declares [s0, 3];
+// the true branch returns the [3, 3] parameter-like input w. With x [3, 3]
+// (s0 = 3) it fits and runs; with x [2, 3] (s0 = 2) it is refused (it used
+// to run and answer [3, 3]). A size over a symbol no operand gives (an
+// unbacked u0) is not checked.
+std::shared_ptr<Graph> sym_branch(bool return_w) {
+  auto g = std::make_shared<Graph>();
+  GraphBuilder b(*g);
+  Value* x = b.input("x", GraphBuilder::tensor_meta(DType::Float32, {SymDim(SymExpr{"s0", 2}), 3}));
+  Value* w = b.input("w", GraphBuilder::tensor_meta({3, 3}));
+  b.output(return_w ? w : b.call("aten.neg.default", {{"self", x}}, GraphBuilder::tensor_meta(DType::Float32, {SymDim(SymExpr{"s0", 2}), 3})));
+  return g;
+}
+
+void build_sym_cond(ExportedProgram& ep, const std::string& declared_symbol) {
+  GraphBuilder b(ep);
+  Value* pred = b.user_input("pred", std::vector<int64_t>{}, DType::Bool);
+  Value* x = b.user_input("x", GraphBuilder::tensor_meta(DType::Float32, {SymDim(SymExpr{"s0", 2}), 3}));
+  Value* w = b.user_input("w", {3, 3});
+  ep.range_constraints.emplace_back("s0", RangeConstraint{2, 8});
+  Value* c = b.call("higher_order.cond",
+                    {{"", pred}, {"", Argument(GraphArg{"true_graph_0", sym_branch(true)})},
+                     {"", Argument(GraphArg{"false_graph_0", sym_branch(false)})}, {"", Argument(TensorList{{x, w}})}},
+                    GraphBuilder::tensor_meta(DType::Float32, {SymDim(SymExpr{declared_symbol, std::nullopt}), 3}));
+  b.user_output(c);
+}
+
+TEST(ControlFlow, SubgraphResultsMustMatchTheDeclaredSymbolicSizes_NEG) {
+  ExportedProgram ep;
+  build_sym_cond(ep, "s0");
+  auto ex = Executor::create(ep);
+  ASSERT_TRUE(ex.ok()) << ex.error().message();
+  const Tensor w = float_tensor({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  auto fits = (*ex)->run(std::vector<EValue>{scalar_bool(true), float_tensor({3, 3}, std::vector<float>(9, 1.f)), w});
+  ASSERT_TRUE(fits.ok()) << fits.error().message();  // s0 = 3: [3, 3] is what is declared
+  auto neg = (*ex)->run(std::vector<EValue>{scalar_bool(false), float_tensor({2, 3}, {1, 2, 3, 4, 5, 6}), w});
+  ASSERT_TRUE(neg.ok()) << neg.error().message();
+  EXPECT_EQ(float_values((*neg)[0].tensor()), (std::vector<float>{-1, -2, -3, -4, -5, -6}));
+  auto out = (*ex)->run(std::vector<EValue>{scalar_bool(true), float_tensor({2, 3}, {1, 2, 3, 4, 5, 6}), w});
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.error().message().find("the true branch returned float32 [3, 3] as output 0 'cond', declared float32 "
+                                       "[s0, 3] (s0 = 2 for this call)"),
+            std::string::npos) << out.error().message();
+
+  ExportedProgram unbacked;  // declared [u0, 3]: no operand gives u0, so it is not checked
+  build_sym_cond(unbacked, "u0");
+  unbacked.range_constraints.emplace_back("u0", RangeConstraint{0, std::nullopt});
+  auto ex2 = Executor::create(unbacked);
+  ASSERT_TRUE(ex2.ok()) << ex2.error().message();
+  auto ok = (*ex2)->run(std::vector<EValue>{scalar_bool(true), float_tensor({2, 3}, {1, 2, 3, 4, 5, 6}), w});
+  EXPECT_TRUE(ok.ok()) << ok.error().message();
+}
+
+// _NEG: a while_loop body that returns a concrete [4] (its extra input e)
+// for the [s0] carry runs when s0 = 4 and is refused on the first
+// iteration when s0 = 2 (the probe's while_loop_tanh: [4, 4] for [s77, 4]).
+TEST(ControlFlow, WhileLoopBodyMustKeepTheSymbolicCarrySize_NEG) {
+  const TensorMeta carry = GraphBuilder::tensor_meta(DType::Float32, {SymDim(SymExpr{"s0", 2})});
+  auto make = [&](bool cond_graph) {
+    auto g = std::make_shared<Graph>();
+    GraphBuilder b(*g);
+    Value* i = b.input("i", GraphBuilder::tensor_meta(std::vector<int64_t>{}, DType::Int64));
+    b.input("x", carry);
+    Value* e = b.input("e", GraphBuilder::tensor_meta({4}));
+    if (cond_graph) {
+      b.output(b.call("aten.lt.Scalar", {{"self", i}, {"other", Argument(int64_t{2})}}, std::vector<int64_t>{}, DType::Bool));
+    } else {
+      b.output(b.call("aten.add.Scalar", {{"self", i}, {"other", Argument(int64_t{1})}}, std::vector<int64_t>{}, DType::Int64));
+      b.output(e);
+    }
+    return g;
+  };
+  ExportedProgram ep;
+  {
+    GraphBuilder b(ep);
+    Value* i0 = b.user_input("i0", std::vector<int64_t>{}, DType::Int64);
+    Value* x = b.user_input("x", carry);
+    Value* e = b.user_input("e", {4});
+    ep.range_constraints.emplace_back("s0", RangeConstraint{2, 8});
+    std::vector<Value*> out = b.call("higher_order.while_loop",
+                                     {{"", Argument(GraphArg{"while_loop_cond_graph_0", make(true)})},
+                                      {"", Argument(GraphArg{"while_loop_body_graph_0", make(false)})},
+                                      {"", Argument(TensorList{{i0, x}})},
+                                      {"", Argument(TensorList{{e}})}},
+                                     {GraphBuilder::tensor_meta(std::vector<int64_t>{}, DType::Int64), carry});
+    b.user_output(out[0]);
+    b.user_output(out[1]);
+  }
+  auto ex = Executor::create(ep);
+  ASSERT_TRUE(ex.ok()) << ex.error().message();
+  Tensor i0 = Tensor::empty(DType::Int64, {});
+  *kernels::mdata<int64_t>(i0) = 0;
+  const Tensor e = float_tensor({4}, {1, 2, 3, 4});
+  auto fits = (*ex)->run(std::vector<EValue>{i0, float_tensor({4}, {0, 0, 0, 0}), e});  // s0 = 4
+  ASSERT_TRUE(fits.ok()) << fits.error().message();
+  EXPECT_EQ(float_values((*fits)[1].tensor()), (std::vector<float>{1, 2, 3, 4}));
+  auto out = (*ex)->run(std::vector<EValue>{i0, float_tensor({2}, {0, 0}), e});  // s0 = 2
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.error().message().find("body_fn, iteration 0, returned float32 [4] as output 1"), std::string::npos)
+      << out.error().message();
+  EXPECT_NE(out.error().message().find("declared float32 [s0] (s0 = 2 for this call)"), std::string::npos)
+      << out.error().message();
+}
+
 // out = wrap(x -> -x)(x * 2): the region's subgraph runs on the operands
 // after it. Hand-checked: x = [1, -2, 4] -> [-2, 4, -8].
 void build_wrap(ExportedProgram& ep, const std::string& target, std::vector<GraphBuilder::Arg> head) {

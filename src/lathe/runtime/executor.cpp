@@ -4,6 +4,7 @@
 #include <set>
 
 #include "lathe/ir/in_place_writes.h"
+#include "lathe/ir/verify.h"
 #include "lathe/runtime/kernels/util.h"
 
 namespace lathe {
@@ -79,11 +80,19 @@ Status Executor::Impl::bind_inputs(const ExportedProgram& ep) {
       if (!v) return make_error("user input " + std::to_string(i) + " has no placeholder value");
       user_input_positions.push_back(i);
       user_in.push_back(IoInfo{v->name(), v->kind(), v->meta()});
-    } else if ((spec.kind == InputKind::Parameter || spec.kind == InputKind::Buffer ||
-                spec.kind == InputKind::TensorConstant) &&
-               !ep.state_tensor(spec)) {
-      return make_error("input '" + (v ? v->name() : std::string()) + "': " + std::string(input_kind_name(spec.kind)) +
-                        " '" + spec.target + "' has no tensor in the program's state");
+    } else if (spec.kind == InputKind::Parameter || spec.kind == InputKind::Buffer ||
+               spec.kind == InputKind::TensorConstant) {
+      const std::string where = "input '" + (v ? v->name() : std::string()) + "': " +
+                                std::string(input_kind_name(spec.kind)) + " '" + spec.target + "'";
+      const Tensor* t = ep.state_tensor(spec);
+      if (!t) return make_error(where + " has no tensor in the program's state");
+      // A weight that disagrees with its placeholder's declared dtype or
+      // shape would run (kernels read what is stored) and answer for a
+      // different model; verify() refuses it, and so does every run path.
+      if (v && v->meta()) {
+        if (Status st = check_state_matches_placeholder(spec.target, *t, *v->meta()); !st.ok())
+          return st.error().context(where);
+      }
     }
   }
   return Status::Ok();

@@ -161,6 +161,37 @@ TEST_F(ExecutorTest, ChecksUserInputsAgainstTheSignature) {
   EXPECT_EQ(none.error().message(), "expected 1 user input(s) (x), got 0");
 }
 
+// _NEG, issue 33 item 23: a parameter or buffer placeholder whose declared
+// shape or dtype disagrees with its stored weight is refused when the
+// Executor is made (every run path: lathe run, Python, view), as verify()
+// refuses it, naming the placeholder, the state entry and both sides. It
+// used to run, the kernels reading the stored [3, 3] as if it were [3, 4].
+TEST_F(ExecutorTest, StateThatDisagreesWithItsPlaceholderIsRefused_NEG) {
+  Value* x = b.user_input("x", {2, 3});
+  Value* w = b.parameter("linear.weight", {3, 3});
+  Value* bias = b.buffer("bias", {3});
+  Value* y = b.call("aten.mm.default", {{"self", x}, {"mat2", w}}, {2, 3});
+  b.user_output(b.call("aten.add.Tensor", {{"self", y}, {"other", bias}}, {2, 3}));
+  ASSERT_TRUE(Executor::create(ep).ok());
+
+  w->set_meta(GraphBuilder::tensor_meta({3, 4}));
+  testing::expect_create_fails(ep, {"input 'p_linear_weight': parameter 'linear.weight': state tensor 'linear.weight' "
+                                    "has shape [3, 3] but the placeholder has [3, 4]"});
+  w->set_meta(GraphBuilder::tensor_meta({3, 3, 1}));
+  testing::expect_create_fails(ep, {"state tensor 'linear.weight' has shape [3, 3] but the placeholder has [3, 3, 1]"});
+  w->set_meta(GraphBuilder::tensor_meta({3, 3}, DType::Int64));
+  testing::expect_create_fails(ep, {"input 'p_linear_weight': parameter 'linear.weight': state tensor 'linear.weight' "
+                                    "is float32 but the placeholder is int64"});
+  w->set_meta(GraphBuilder::tensor_meta({3, 3}));
+  bias->set_meta(GraphBuilder::tensor_meta({4}));
+  testing::expect_create_fails(ep, {"input 'b_bias': buffer 'bias': state tensor 'bias' has shape [3] but the "
+                                    "placeholder has [4]"});
+  bias->set_meta(GraphBuilder::tensor_meta({3}, DType::Float16));
+  testing::expect_create_fails(ep, {"state tensor 'bias' is float32 but the placeholder is float16"});
+  bias->set_meta(GraphBuilder::tensor_meta({3}));
+  EXPECT_TRUE(Executor::create(ep).ok());
+}
+
 TEST_F(ExecutorTest, KernelErrorsNameTheNode) {
   Value* x = b.user_input("x", {2, 3});
   Value* y = b.user_input("y", {4, 5});
