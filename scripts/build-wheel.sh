@@ -48,7 +48,7 @@ fi
 raw=$(ls "$build"/raw/lathe-*.whl)
 echo "build-wheel: built $(basename "$raw") in $(( $(date +%s) - start )) s"
 
-"$py" -m auditwheel show "$raw" > "$build/auditwheel-show.txt"
+"$py" -m auditwheel show "$raw" > "$build/auditwheel-show.txt" 2>&1
 version=$(basename "$raw" | cut -d- -f2)
 mkdir -p dist
 rm -f dist/lathe-"$version"-*.whl
