@@ -51,8 +51,8 @@ class NumpyLinear(lathe.Backend):
 def main(source):
     lathe.register_backend(NumpyLinear())
     program = lathe.load(source)
-    lowered, why = program.lower("numpy_linear")
-    print("".join(why), end="")
+    lowered, why = program.lower("numpy_linear")  # why: one lathe.LoweringDecision per node
+    print(*why, sep="\n")
     shape = [d if isinstance(d, int) else 2 for d in program.graph().inputs[-1].shape]  # a symbolic size: 2
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
     same = np.allclose(program.run(x)[0], lowered.run(x)[0], rtol=1e-5, atol=1e-6)

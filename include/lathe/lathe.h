@@ -31,6 +31,7 @@
 #include <ostream>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -70,6 +71,20 @@ Result<std::vector<std::byte>> save_bytes(const Program& program, const SaveOpti
 
 // What `lathe inspect --json` prints for a program (one JSON object).
 std::string inspect_json(const Program& program);
+
+// The PyTorch releases Lathe is verified against, oldest first ("2.13.0",
+// "2.14.1"): the interop tests and the Python suites run with each, so
+// Lathe reads what each exports, and each loads what Lathe writes and
+// computes the same numbers (`lathe --version` lists them).
+std::vector<std::string> verified_torch_versions();
+enum class TorchVersionStatus {
+  Verified,  // one of verified_torch_versions(), any build ("2.14.1+cu130")
+  Older,     // an earlier release: read through the same schema upgrades (docs/formats.md)
+  Newer,     // a later release than any verified: it may write what Lathe does not know yet
+  Unknown,   // not a version number (a legacy archive records none)
+};
+// What `torch_version` (as an archive records it) is to Lathe; `lathe inspect` says it.
+TorchVersionStatus torch_version_status(std::string_view torch_version);
 
 // ---- transform ----------------------------------------------------------------------------
 
@@ -181,13 +196,32 @@ struct LowerOptions {
   std::string method;  // empty: every method
 };
 
+// What lowering decided for one node of the method as the backend saw it
+// (after the pre-passes): claimed into a delegate, or left on the portable
+// kernels, and why.
+struct LoweringDecision {
+  std::string method;
+  std::string node;       // "mm"
+  std::string op;         // "aten.mm.default"
+  bool claimed = false;
+  int delegate = -1;      // the delegate it went into (0, 1, ... per method); -1 when not claimed
+  // Claimed: what the backend makes of it ("fully_connected, weight parameter
+  // 'encoder.weight' prepacked"). Not claimed: why not.
+  std::string reason;
+};
+// Its line of `lathe lower --explain`, without the newline:
+// "model: aten.mm.default 'mm' not claimed: mat2 'permute_1' is computed at run time by ...".
+std::string to_string(const LoweringDecision& d);
+
 struct MethodLoweringReport {
   std::string method;
   size_t nodes_before = 0;
   size_t nodes_after = 0;
   size_t delegates = 0;
   size_t claimed_nodes = 0;
-  // One line per node: claimed (and as what) or not, and why (`lathe lower --explain`).
+  // One per node, in graph order.
+  std::vector<LoweringDecision> decisions;
+  // The same as text, one line per decision (`lathe lower --explain`).
   std::string explanation;
 };
 

@@ -96,15 +96,54 @@ def test_lower_and_save(tmp_path):
         with pytest.raises(lathe.Error, match=r"built without the XNNPACK backend \(LATHE_WITH_XNNPACK=OFF"):
             p.lower("xnnpack")
         return
-    lowered, lines = p.lower("xnnpack")
+    lowered, why = p.lower("xnnpack")
     assert "lathe.delegate.xnnpack" in "".join(lowered.inspect()["methods"]["model"]["ops"])
-    assert any("claimed" in line for line in lines)
+    assert any(d.claimed for d in why)
     inputs, outputs = reference("convnet")
     np.testing.assert_allclose(lowered.run(*inputs)[0], outputs[0], rtol=1e-4, atol=1e-5)
     path = tmp_path / "lowered.pt2"
     lowered.save(path)
     again = lathe.load(str(path))
     np.testing.assert_allclose(again.run(*inputs)[0], outputs[0], rtol=1e-4, atol=1e-5)
+
+
+def test_lower_explains_each_node_as_data():
+    # The TTS predictor: two parameter linears go to XNNPACK, the matmul against a
+    # matrix computed at run time stays on the portable kernels, and says why.
+    if not WITH_XNNPACK:
+        pytest.skip("built without XNNPACK")
+    lowered, why = lathe.load(fixture("tts_duration_predictor")).lower("xnnpack")
+    assert all(isinstance(d, lathe.LoweringDecision) for d in why)
+    assert [d.node for d in why] == ["squeeze", "addmm", "relu", "tanh", "unsqueeze", "squeeze_1", "permute_1", "mm",
+                                     "addmm_1"]
+    by_node = {d.node: d for d in why}
+    mm = by_node["mm"]
+    assert (mm.method, mm.op, mm.claimed, mm.delegate) == ("model", "aten.mm.default", False, None)
+    assert mm.reason == ("mat2 'permute_1' is computed at run time by 'permute_1' "
+                         "(XNNPACK prepacks it at init: it must be a compile-time constant)")
+    linears = [(d.node, d.claimed, d.delegate, d.reason) for d in why if d.op == "aten.linear.default"]
+    assert linears == [("addmm", True, 0, "fully_connected, weight parameter 'encoder.weight' prepacked"),
+                       ("addmm_1", True, 1, "fully_connected, weight parameter 'duration.weight' prepacked")]
+    assert [(d.node, d.delegate) for d in why if d.claimed] == [("addmm", 0), ("relu", 0), ("addmm_1", 1)]
+    assert by_node["tanh"].claimed is False and by_node["tanh"].delegate is None
+    # str() is the line `lathe lower --explain` prints; repr() says what it is.
+    assert str(mm) == "model: aten.mm.default 'mm' not claimed: " + mm.reason
+    assert str(by_node["addmm_1"]) == ("model: aten.linear.default 'addmm_1' claimed (delegate 1): "
+                                       "fully_connected, weight parameter 'duration.weight' prepacked")
+    assert repr(mm) == "<LoweringDecision " + str(mm) + ">"
+    # The delegates the decisions name are the ones in the lowered graph.
+    assert [n.target for n in lowered.graph().nodes].count("lathe.delegate.xnnpack") == 2
+
+
+def test_lower_explains_every_method_it_lowers():
+    if not WITH_XNNPACK:
+        pytest.skip("built without XNNPACK")
+    p = lathe.load(fixture("two_methods"))
+    _, why = p.lower("xnnpack")
+    assert {d.method for d in why} == set(p.methods)
+    assert all(d.claimed == (d.delegate is not None) for d in why)
+    _, only = p.lower("xnnpack", method=p.methods[0])
+    assert {d.method for d in only} == {p.methods[0]}
 
 
 def test_input_is_not_copied_and_outputs_are_arrays():

@@ -63,7 +63,10 @@ def test_a_python_backend_claims_preprocesses_and_runs():
     x = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
     (before,) = p.run(x)
     lowered, why = p.lower("numpy_linear_run")
-    assert why == ["model: aten.linear.default 'addmm' claimed (delegate 0): aten.linear.default\n"], why
+    assert [str(d) for d in why] == ["model: aten.linear.default 'addmm' claimed (delegate 0): aten.linear.default"], why
+    (d,) = why
+    assert (d.method, d.node, d.op, d.claimed, d.delegate, d.reason) == (
+        "model", "addmm", "aten.linear.default", True, 0, "aten.linear.default")
     assert [n.target for n in lowered.graph().nodes] == ["lathe.delegate.numpy_linear_run"]
     assert backend.preprocessed == [(["aten.linear.default"], ["p_linear_bias", "p_linear_weight"])]
     (after,) = lowered.run(x)
@@ -79,7 +82,7 @@ def test_a_runtime_weight_is_never_claimed_and_the_reason_is_given_NEG():
     p = fixture("computed_weight")
     x = np.ones((2, 6), np.float32)
     lowered, why = p.lower("numpy_linear_guard")
-    text = "".join(why)
+    text = "\n".join(map(str, why))
     # The addmm whose weight is computed from parameters (mm -> permute) is refused before
     # support() is asked; the mm of two parameters is a linear of constants, and is claimed.
     assert "aten.addmm.default 'addmm' not claimed: mat2 'permute_1' is computed at run time by 'permute_1'" in text, text
@@ -95,7 +98,7 @@ def test_support_reasons_and_errors_come_back_NEG():
 
     lathe.register_backend(Picky("picky"))
     _, why = fixture("simple_linear").lower("picky")
-    assert "aten.linear.default 'addmm' not claimed: not today" in "".join(why), why
+    assert [(d.node, d.claimed, d.delegate, d.reason) for d in why] == [("addmm", False, None, "not today")], why
 
     class BadBytes(NumpyLinear):
         def preprocess(self, subgraph):

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "cli/cli_support.h"
+#include "lathe/serde/pt2.h"
 #include "support/testing.h"
 
 namespace lathe {
@@ -70,12 +71,31 @@ TEST(InspectCli, TtsDurationPredictorMatchesManifest) {
 TEST(InspectCli, ShowsSchemaTorchVersionAndRanges) {
   auto r = inspect(testing::source_path("fixtures/transformer_encoder.pt2"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("method model: 33 nodes (export schema 8.20, torch 2.13.0+cpu)\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("method model: 33 nodes (export schema 8.20, torch 2.13.0+cpu, verified)\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("  ranges: s77 in [1, 16], s27 in [2, 128]\n"), std::string::npos) << r.out;
   auto j = inspect("--json " + testing::source_path("fixtures/transformer_encoder.pt2"));
   json m = json::parse(j.out)["methods"]["model"];
   EXPECT_EQ(m["schema_version"], "8.20");
   EXPECT_EQ(m["range_constraints"]["s27"], json::array({2, 128}));
+}
+
+// The torch that wrote an archive: a release Lathe is verified against says
+// so, a newer one names those, an older one is just named.
+TEST(InspectCli, SaysWhetherTheTorchThatWroteItIsVerified) {
+  for (const auto& [version, shown] : std::vector<std::pair<std::string, std::string>>{
+           {"2.14.1+cu130", "torch 2.14.1+cu130, verified)"},
+           {"2.15.0", "torch 2.15.0, newer than the verified 2.13.0 and 2.14.1)"},
+           {"2.9.0", "torch 2.9.0)"}}) {
+    auto program = read_pt2(testing::source_path("fixtures/simple_linear.pt2"));
+    ASSERT_TRUE(program.ok()) << program.error().message();
+    program->methods[0].program->torch_version = version;
+    const std::string dir = testing::temp_dir();  // inspect() would empty it: run_lathe directly
+    const std::string path = dir + "/by_torch.pt2";
+    ASSERT_TRUE(write_pt2(*program, path).ok());
+    auto r = testing::run_lathe("inspect " + path, dir + "/stderr.txt");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("(export schema 8.20, " + shown + "\n"), std::string::npos) << r.out;
+  }
 }
 
 TEST(InspectCli, BufferMutationOutputsComeFirstWithTargets) {

@@ -2,16 +2,22 @@
 ``torch.Tag.core`` has a portable kernel, except the short list of gaps
 src/lathe/runtime/core_aten.cpp gives with a reason each (and the README
 shows). And src/lathe/ir/aten_schemas.inc, every overload's argument names
-and kinds, is what this torch declares.
+and kinds, is what this torch declares; this torch is one of the releases
+`lathe --version` says Lathe is verified against, and the requirements
+files pin exactly those. Run with torch 2.13.0 (`make test`) and 2.14.1
+(`make test-torch-next`), whose core ATen lists are the same.
 
     LATHE_BINARY=build/lathe LATHE_SOURCE_DIR=. .venv/bin/python tests/torch/core_aten_test.py
 """
+import glob
 import json
 import os
 import re
 import subprocess
 import sys
 import unittest
+
+import torch
 
 SRC = os.environ.get("LATHE_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 LATHE = os.environ.get("LATHE_BINARY", os.path.join(SRC, "build", "lathe"))
@@ -24,6 +30,15 @@ def lathe_ops(*args):
     r = subprocess.run([LATHE, "ops", *args], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     return r.stdout
+
+
+def verified_releases():
+    """["2.13.0", "2.14.1"] from `lathe --version`'s "verified with PyTorch 2.13.0 and 2.14.1"."""
+    r = subprocess.run([LATHE, "--version"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    m = re.search(r"^verified with PyTorch (.+)$", r.stdout, re.M)
+    assert m, r.stdout
+    return re.split(r", | and ", m.group(1))
 
 
 class CoreAten(unittest.TestCase):
@@ -40,6 +55,19 @@ class CoreAten(unittest.TestCase):
         r = subprocess.run([sys.executable, os.path.join(SRC, "tools", "make_aten_schemas.py"), "--check"],
                            capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+    def test_this_torch_is_a_verified_release(self):
+        verified = verified_releases()
+        self.assertIn(torch.__version__.split("+")[0], verified, torch.__version__)
+        self.assertEqual(verified, ["2.13.0", "2.14.1"])
+
+    def test_the_requirements_files_pin_the_verified_releases(self):
+        # 2.13.0 in .venv's set (tools/requirements*.txt), 2.14.1 in requirements-torch214.txt.
+        pins = set()
+        for req in glob.glob(os.path.join(SRC, "tools", "requirements*.txt")):
+            with open(req) as f:
+                pins.update(re.findall(r"^torch==([0-9.]+)$", f.read(), re.M))
+        self.assertEqual(sorted(pins), verified_releases())
 
     def test_every_core_op_has_a_kernel_but_the_listed_gaps(self):
         kernels = set(json.loads(lathe_ops("--json")))

@@ -1,8 +1,16 @@
-"""Real PyTorch is the reference: Lathe against torch.export 2.13 on every fixture.
+"""Real PyTorch is the reference: Lathe against torch.export on every fixture.
 
-Run by CTest (one test per class) with the project's virtual environment:
+Run by CTest (one test per class) with the project's virtual environment,
+torch 2.13.0, and again with torch 2.14.1 (`make test-torch-next`, CTest
+label torch-next):
 
     LATHE_BINARY=build/lathe LATHE_SOURCE_DIR=. .venv/bin/python tests/torch/interop_test.py [Class]
+
+LATHE_FIXTURES_DIR names another folder of fixtures laid out as fixtures/ is
+(NAME.pt2, NAME.ref/, manifest.json): the torch-next run exports them anew
+with the torch it runs (tools/export_fixtures.py --out DIR) and checks those
+as well as the committed 2.13 exports. The construct archives and the
+external 2.9 archive are always the committed ones.
 
 Each check is made for every fixture in fixtures/manifest.json:
 
@@ -19,8 +27,8 @@ Each check is made for every fixture in fixtures/manifest.json:
   inside each dynamic range), and a size outside a range is refused naming
   the input, the dimension and the range.
 * Lower: the XNNPACK-lowered archive still runs in Lathe and matches.
-* External: the real PyTorch 2.9 archive converts back to something PyTorch
-  2.13 loads and runs to the same numbers.
+* External: the real PyTorch 2.9 archive converts back to something this
+  PyTorch loads and runs to the same numbers.
 """
 
 import glob
@@ -38,7 +46,8 @@ import torch
 
 SRC = os.environ.get("LATHE_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 LATHE = os.environ.get("LATHE_BINARY", os.path.join(SRC, "build", "lathe"))
-FIXTURES_DIR = os.path.join(SRC, "fixtures")
+FIXTURES_DIR = os.environ.get("LATHE_FIXTURES_DIR") or os.path.join(SRC, "fixtures")
+CONSTRUCTS_DIR = os.path.join(SRC, "fixtures", "constructs")
 sys.path.insert(0, os.path.join(SRC, "tools"))
 
 import torch_fixtures.constructs  # noqa: E402,F401  (registers the effectful op of constructs/effects.pt2)
@@ -264,7 +273,7 @@ class Constructs(Case):
     complex scalars, parameter mutation, subgraphs, shared storages)."""
 
     def test_pytorch_loads_lathes_copy_of_every_construct(self):
-        paths = sorted(glob.glob(os.path.join(FIXTURES_DIR, "constructs", "*.pt2")))
+        paths = sorted(glob.glob(os.path.join(CONSTRUCTS_DIR, "*.pt2")))
         self.assertGreaterEqual(len(paths), 8)
         for src in paths:
             name = os.path.basename(src)[:-4]

@@ -7,10 +7,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <sstream>
 
 #include "lathe/harness/reference.h"
 #include "lathe/backends/backend.h"
+#include "lathe/ir/aten_schemas.h"
 #include "lathe/ir/graph_builder.h"
 #include "lathe/ir/rewriter.h"
 #include "lathe/ir/verify.h"
@@ -227,6 +229,27 @@ TEST(LatheApi, TransformErrors) {
   EXPECT_FALSE(one->methods[1].selected);
 }
 
+// The releases `lathe --version` and `lathe inspect` name are the ones the
+// ATen schema table was generated from (tools/make_aten_schemas.py, run with
+// each; the requirements files pin the same, tests/torch/core_aten_test.py).
+TEST(LatheApi, VerifiedTorchVersions) {
+  const std::vector<std::string> v = verified_torch_versions();
+  std::string joined;
+  for (const std::string& r : v) joined += (joined.empty() ? "" : " ") + r;
+  EXPECT_EQ(joined, aten_schemas_torch_versions());
+  EXPECT_EQ(v, (std::vector<std::string>{"2.13.0", "2.14.1"}));
+  EXPECT_EQ(torch_version_status("2.13.0+cpu"), TorchVersionStatus::Verified);
+  EXPECT_EQ(torch_version_status("2.14.1+cu130"), TorchVersionStatus::Verified);
+  EXPECT_EQ(torch_version_status("2.14.1"), TorchVersionStatus::Verified);
+  EXPECT_EQ(torch_version_status("2.9.0"), TorchVersionStatus::Older);
+  EXPECT_EQ(torch_version_status("2.14.0"), TorchVersionStatus::Older);
+  EXPECT_EQ(torch_version_status("2.14.2"), TorchVersionStatus::Newer);
+  EXPECT_EQ(torch_version_status("2.15.0a0+git1234"), TorchVersionStatus::Newer);
+  EXPECT_EQ(torch_version_status("3"), TorchVersionStatus::Newer);
+  EXPECT_EQ(torch_version_status(""), TorchVersionStatus::Unknown);
+  EXPECT_EQ(torch_version_status("unknown"), TorchVersionStatus::Unknown);
+}
+
 // Lowering needs the library; a build without it (LATHE_WITH_XNNPACK=OFF)
 // checks instead that the backend says so and leaves the program alone.
 #if LATHE_WITH_XNNPACK
@@ -241,6 +264,49 @@ TEST(LatheApi, LowersToXnnpackAndRuns) {
   auto runner = Runner::create(*program);
   ASSERT_TRUE(runner.ok()) << runner.error().message();
   expect_matches_reference(**runner, reference("convnet", "model"), 1e-4);
+}
+
+// lower() says per node what it decided, as data: the TTS predictor's two
+// parameter linears are claimed into two delegates, the matmul against a
+// matrix computed at run time stays on the portable kernels, with why.
+TEST(LatheApi, LowerReportsEachNodesDecisionAsData) {
+  auto program = load(source_path("fixtures/tts_duration_predictor.pt2"));
+  ASSERT_TRUE(program.ok());
+  auto report = lower(*program);
+  ASSERT_TRUE(report.ok()) << report.error().message();
+  ASSERT_EQ(report->methods.size(), 1u);
+  const MethodLoweringReport& m = report->methods[0];
+  ASSERT_EQ(m.decisions.size(), 9u);
+  std::map<std::string, const LoweringDecision*> by_node;
+  std::string text;
+  size_t claimed = 0;
+  for (const LoweringDecision& d : m.decisions) {
+    EXPECT_EQ(d.method, "model");
+    EXPECT_EQ(d.delegate >= 0, d.claimed) << d.node;
+    by_node[d.node] = &d;
+    text += to_string(d) + "\n";
+    claimed += d.claimed ? 1 : 0;
+  }
+  EXPECT_EQ(text, m.explanation);  // `lathe lower --explain` prints the same lines
+  EXPECT_EQ(claimed, m.claimed_nodes);
+  ASSERT_TRUE(by_node.count("mm") && by_node.count("addmm") && by_node.count("addmm_1") && by_node.count("relu"));
+  const LoweringDecision& mm = *by_node["mm"];
+  EXPECT_EQ(mm.op, "aten.mm.default");
+  EXPECT_FALSE(mm.claimed);
+  EXPECT_EQ(mm.delegate, -1);
+  EXPECT_EQ(mm.reason, "mat2 'permute_1' is computed at run time by 'permute_1' "
+                       "(XNNPACK prepacks it at init: it must be a compile-time constant)");
+  EXPECT_EQ(to_string(mm), "model: aten.mm.default 'mm' not claimed: " + mm.reason);
+  const LoweringDecision& linear = *by_node["addmm"];
+  EXPECT_EQ(linear.op, "aten.linear.default");
+  EXPECT_TRUE(linear.claimed);
+  EXPECT_EQ(linear.delegate, 0);
+  EXPECT_EQ(linear.reason, "fully_connected, weight parameter 'encoder.weight' prepacked");
+  EXPECT_EQ(by_node["relu"]->delegate, 0);
+  EXPECT_EQ(by_node["addmm_1"]->delegate, 1);
+  EXPECT_EQ(to_string(*by_node["addmm_1"]),
+            "model: aten.linear.default 'addmm_1' claimed (delegate 1): fully_connected, weight parameter "
+            "'duration.weight' prepacked");
 }
 #else
 TEST(LatheApi, LoweringToXnnpackSaysItIsNotBuilt_NEG) {

@@ -26,9 +26,16 @@ Result<LowerReport> lower(Program& program, const LowerOptions& options) {
     r.delegates = static_cast<size_t>(m.report.delegates);
     r.claimed_nodes = static_cast<size_t>(m.report.claimed_nodes);
     r.explanation = explain_lowering(m);
+    for (const NodeDecision& d : m.report.decisions) {
+      r.decisions.push_back(LoweringDecision{m.method, d.node, d.op, d.claimed, d.claimed ? d.delegate : -1, d.reason});
+    }
     report.methods.push_back(std::move(r));
   }
   return report;
+}
+
+std::string to_string(const LoweringDecision& d) {
+  return explain_decision(d.method, NodeDecision{d.node, d.op, d.claimed, d.reason, d.delegate});
 }
 
 std::vector<std::string> available_backends() { return all_delegates().names(); }

@@ -67,13 +67,15 @@ Result<LowerResult> lower_program(Program& program, const Backend& backend, cons
   return result;
 }
 
+std::string explain_decision(const std::string& method, const NodeDecision& d) {
+  std::string s = method + ": " + d.op + " '" + d.node + "' ";
+  if (d.claimed) return s + "claimed (delegate " + std::to_string(d.delegate) + "): " + d.reason;
+  return s + "not claimed: " + d.reason;
+}
+
 std::string explain_lowering(const MethodLowering& m) {
   std::string s;
-  for (const NodeDecision& d : m.report.decisions) {
-    s += m.method + ": " + d.op + " '" + d.node + "' ";
-    if (d.claimed) s += "claimed (delegate " + std::to_string(d.delegate) + "): " + d.reason + "\n";
-    else s += "not claimed: " + d.reason + "\n";
-  }
+  for (const NodeDecision& d : m.report.decisions) s += explain_decision(m.method, d) + "\n";
   return s;
 }
 

@@ -37,6 +37,9 @@ Result<LowerResult> lower_program(Program& program, const Backend& backend, cons
 
 // One line per node: "claimed (delegate 0): fully_connected, ..." or "not claimed: <why>".
 std::string explain_lowering(const MethodLowering& m);
+// One node's line of explain_lowering, without its newline:
+// "model: aten.mm.default 'mm' not claimed: <why>".
+std::string explain_decision(const std::string& method, const NodeDecision& d);
 
 // A registry with every backend Lathe ships (xnnpack, vulkan).
 const DelegateRegistry& builtin_delegates();

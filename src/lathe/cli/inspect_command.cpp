@@ -19,6 +19,14 @@
 #include "lathe/serde/pt2.h"
 
 namespace lathe::cli {
+
+std::string verified_torch_list() {
+  const std::vector<std::string> v = verified_torch_versions();
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i == 0 ? "" : i + 1 == v.size() ? " and " : ", ") + v[i];
+  return s;
+}
+
 namespace {
 
 std::string human_bytes(uint64_t b) {
@@ -33,13 +41,20 @@ std::string human_bytes(uint64_t b) {
   return o.str();
 }
 
-// "export schema 8.20, torch 2.13.0+cpu"; a pre-schema-8 file says what it was.
+// "export schema 8.20, torch 2.13.0+cpu, verified"; a pre-schema-8 file says
+// what it was. A release Lathe is verified against says so, and one newer
+// than those names them; an older one is read as any other (formats.md).
 std::string schema_text(const ExportedProgram& ep) {
   const std::string v = std::to_string(ep.schema_version.major) + "." + std::to_string(ep.schema_version.minor);
   std::string s = ep.legacy_schema_version
                       ? "export schema " + std::to_string(*ep.legacy_schema_version) + ", upgraded to " + v
                       : "export schema " + v;
-  return s + ", torch " + printable_name(ep.torch_version);
+  s += ", torch " + printable_name(ep.torch_version);
+  switch (torch_version_status(ep.torch_version)) {
+    case TorchVersionStatus::Verified: return s + ", verified";
+    case TorchVersionStatus::Newer: return s + ", newer than the verified " + verified_torch_list();
+    default: return s;
+  }
 }
 
 // "s77 in [1, 64], u0 in [0, inf]"

@@ -25,8 +25,8 @@ constexpr Row kRows[] = {
 #undef LATHE_ATEN_SCHEMAS_TORCH_VERSION
 };
 
-// The same file again, keeping only its version row: the version is then
-// spelled once, where the generator writes it.
+// The same file again, keeping only its releases row: they are then
+// spelled once, where the generator writes them.
 constexpr std::string_view kTorchVersion =
 #define LATHE_ATEN_SCHEMAS_TORCH_VERSION(version) version
 #define LATHE_ATEN_SCHEMA(op, args, returns, returns_list)
@@ -83,6 +83,6 @@ const AtenSchema* find_aten_schema(std::string_view op) {
 
 size_t aten_schema_count() { return std::size(kRows); }
 
-std::string_view aten_schemas_torch_version() { return kTorchVersion; }
+std::string_view aten_schemas_torch_versions() { return kTorchVersion; }
 
 }  // namespace lathe

@@ -77,7 +77,12 @@ TEST(AtenSchemasTest, OutVariantsBackwardAndUnknownOpsAreAbsent) {
 
 TEST(AtenSchemasTest, TableSizeAndVersion) {
   EXPECT_GT(aten_schema_count(), 1500u);
-  EXPECT_EQ(aten_schemas_torch_version(), "2.13.0+cpu");
+  // Every release Lathe is verified against (lathe::verified_torch_versions(),
+  // checked against this in LatheApi.VerifiedTorchVersions).
+  EXPECT_EQ(aten_schemas_torch_versions(), "2.13.0 2.14.1");
+  // A 2.14.1 overload 2.13.0 lacks, and a 2.13.0 one 2.14.1 dropped.
+  EXPECT_NE(find_aten_schema("aten.linalg_polar.default"), nullptr);
+  EXPECT_NE(find_aten_schema("aten.qr.default"), nullptr);
 }
 
 }  // namespace
