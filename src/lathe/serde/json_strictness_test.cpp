@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <ctime>
+#include <algorithm>
 #include <functional>
 #include <string>
 
@@ -76,39 +77,42 @@ TEST(JsonCompact, RefusesRepeatsTrailingDataAndDepth_NEG) {
   EXPECT_EQ(deep.error().message(), "nested deeper than 1024 levels");
 }
 
-// The probe's case: a million members under a metadata key Lathe does not
-// know took over a minute (nlohmann's ordered object looks each name up
-// among those before it). Linear now: about as long as any million tokens.
-// CPU time, not wall time, so a busy machine does not fail it.
-TEST(JsonStrictness, AMillionKeysUnderAnUnknownMetadataKeyReadInUnderASecond) {
-  const std::string doc = program_with_metadata(R"("stack_trace": "x", "mystery": )" + object_with_keys(1000000));
-  std::unique_ptr<ExportedProgram> ep;
-  const double seconds = cpu_seconds_of([&] {
+// CPU seconds to decode `doc` and encode what it decoded (convert's path).
+double read_and_write_seconds(const std::string& doc) {
+  return cpu_seconds_of([&] {
     auto decoded = decode_program_json(doc);
     ASSERT_TRUE(decoded.ok()) << decoded.error().message();
-    ep = std::move(*decoded);
+    EXPECT_GT(encode_program_json(**decoded).size(), doc.size() / 2);
   });
-  EXPECT_LT(seconds, 1.0);
-  ASSERT_TRUE(ep);
-  // And written back in linear time too (convert).
-  const double write_seconds = cpu_seconds_of([&] { EXPECT_GT(encode_program_json(*ep).size(), size_t{10} << 20); });
-  EXPECT_LT(write_seconds, 1.0);
 }
 
-TEST(JsonStrictness, AMillionMetadataKeysReadAndWriteInUnderASecond) {
-  std::string members;
-  for (size_t i = 0; i < 1000000; ++i) members += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":\"v\"";
-  const std::string doc = program_with_metadata(members);
-  std::unique_ptr<ExportedProgram> ep;
-  const double seconds = cpu_seconds_of([&] {
-    auto decoded = decode_program_json(doc);
-    ASSERT_TRUE(decoded.ok()) << decoded.error().message();
-    ep = std::move(*decoded);
+// Linear time is what is checked, not a speed: a million members must cost
+// less than 3 times what 500,000 cost (linear: 2; the quadratic reader, 4;
+// both sizes are far past the caches, so those do not bend the ratio), in
+// CPU time taken back to back. The absolute bound is loose so a
+// busy machine does not fail it (speed is for benchmarks): on an idle 2-core
+// machine a million keys read in about 0.5 s and write in about 0.4 s.
+void expect_linear(const std::function<std::string(size_t)>& doc_with_keys) {
+  const std::string small = doc_with_keys(500000), large = doc_with_keys(1000000);
+  read_and_write_seconds(small);  // warm the allocator
+  const double t_small = read_and_write_seconds(small), t_large = read_and_write_seconds(large);
+  EXPECT_LT(t_large, 3 * std::max(t_small, 0.01)) << t_small << " s for 500k keys, " << t_large << " s for 1M";
+  EXPECT_LT(t_large, 10.0);
+}
+
+// The probe's case: a million members under a metadata key Lathe does not
+// know took over a minute (nlohmann's ordered object looks each name up
+// among those before it), about 25 minutes for 1M keys.
+TEST(JsonStrictness, AMillionKeysUnderAnUnknownMetadataKeyReadAndWriteInLinearTime) {
+  expect_linear([](size_t n) { return program_with_metadata(R"("stack_trace": "x", "mystery": )" + object_with_keys(n)); });
+}
+
+TEST(JsonStrictness, AMillionMetadataKeysReadAndWriteInLinearTime) {
+  expect_linear([](size_t n) {
+    std::string members;
+    for (size_t i = 0; i < n; ++i) members += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":\"v\"";
+    return program_with_metadata(members);
   });
-  EXPECT_LT(seconds, 1.0);
-  ASSERT_TRUE(ep);
-  const double write_seconds = cpu_seconds_of([&] { EXPECT_GT(encode_program_json(*ep).size(), size_t{10} << 20); });
-  EXPECT_LT(write_seconds, 1.0);
 }
 
 TEST(JsonStrictness, RepeatedMemberNamesAreRefusedEverywhere_NEG) {
