@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import io as _io
 
-from ._lathe import (Error, Explanation, Graph, Node, Program, Rewriter, Subgraph, Value, backends, load, passes,
-                     register_backend)
+from ._lathe import (Error, Explanation, Graph, LoweringDecision, Node, Program, Rewriter, Subgraph, Value, __version__,
+                     backends, load, passes, register_backend, verified_torch_versions)
 
-__all__ = ["Backend", "Error", "Explanation", "Graph", "Node", "Pass", "Program", "Rewriter", "Subgraph", "Value",
-           "backends", "from_exported_program", "load", "passes", "register_backend"]
+__all__ = ["Backend", "Error", "Explanation", "Graph", "LoweringDecision", "Node", "Pass", "Program", "Rewriter",
+           "Subgraph", "Value", "backends", "from_exported_program", "load", "passes", "register_backend",
+           "verified_torch_versions"]
 
 
 class Pass:

@@ -1,6 +1,8 @@
 import os
 from typing import Any, Sequence
 
+__version__: str  # CMakeLists.txt's project(VERSION)
+
 class Error(Exception):
     """Every Lathe failure, with the message the `lathe` command prints."""
 
@@ -16,6 +18,22 @@ class Explanation:
     def rewritten(self) -> bool: ...
     @property
     def message(self) -> str: ...
+
+class LoweringDecision:
+    """One node as lowering saw it: claimed into a delegate or not, and why.
+    str() is its `lathe lower --explain` line."""
+    @property
+    def method(self) -> str: ...
+    @property
+    def node(self) -> str: ...
+    @property
+    def op(self) -> str: ...  # "aten.mm.default"
+    @property
+    def claimed(self) -> bool: ...
+    @property
+    def delegate(self) -> int | None: ...  # the delegate it went into (per method); None when not claimed
+    @property
+    def reason(self) -> str: ...  # claimed: what the backend makes of it; not claimed: why not
 
 class Value:
     """A value of a graph: a tensor, a symbolic scalar, a token. Equal to every other lookup of itself."""
@@ -117,7 +135,8 @@ class Program:
         method: str | None = None,
         verify: bool = False,
     ) -> tuple[Program, list[Explanation]]: ...
-    def lower(self, backend: str = "xnnpack", method: str | None = None) -> tuple[Program, list[str]]: ...
+    def lower(self, backend: str = "xnnpack", method: str | None = None) -> tuple[Program, list[LoweringDecision]]:
+        """The lowered program, and one decision per node of each lowered method, in graph order."""
     def save(self, path: str | os.PathLike[str], format: str = "2.9") -> None: ...
     def to_bytes(self, format: str = "2.9") -> bytes: ...
     def run(self, *inputs: Any, method: str | None = None) -> tuple[Any, ...]:
@@ -134,3 +153,5 @@ def load(source: str | os.PathLike[str] | bytes | bytearray | memoryview) -> Pro
 def from_exported_program(ep: Any) -> Program: ...
 def passes() -> list[tuple[str, str]]: ...
 def backends() -> list[str]: ...
+def verified_torch_versions() -> list[str]:
+    """The PyTorch releases Lathe is verified against, oldest first (["2.13.0", "2.14.1"])."""

@@ -47,6 +47,41 @@ std::function<bool()> ctrl_c_check() {
 // reference to the program and its runner, so close() from another thread
 // while it runs never frees what it reads: the memory goes when the last
 // call in flight returns, and later calls are refused.
+// A path argument (str or os.PathLike) as the C library will see it: a NUL
+// would end it early and name another file, so it is refused (issue 33,
+// item 21), as is anything os.fspath refuses, with lathe.Error.
+std::string path_argument(const py::object& source, const char* what) {
+  std::string path;
+  try {
+    path = py::str(py::module_::import("os").attr("fspath")(source)).cast<std::string>();
+  } catch (py::error_already_set& e) {
+    throw LatheError(std::string(what) + ": not a path (" + e.what() + ")");
+  } catch (const py::cast_error&) {
+    throw LatheError(std::string(what) + ": the path is not valid text");
+  }
+  if (path.find('\0') != std::string::npos) throw LatheError(std::string(what) + ": the path contains a NUL character");
+  return path;
+}
+
+// A method argument: None (the program's only method) or a non-empty name
+// without NUL that is valid text (a lone surrogate is not), else lathe.Error.
+std::string method_argument(const py::object& method) {
+  if (method.is_none()) return "";
+  if (!py::isinstance<py::str>(method)) {
+    throw LatheError("method: expected a str, got " + py::str(py::type::of(method).attr("__name__")).cast<std::string>());
+  }
+  std::string name;
+  try {
+    name = method.cast<std::string>();
+  } catch (const py::cast_error&) {
+    PyErr_Clear();
+    throw LatheError("method: the name is not valid text (it holds a lone surrogate)");
+  }
+  if (name.empty()) throw LatheError("method: the name is empty (pass None for the program's only method)");
+  if (name.find('\0') != std::string::npos) throw LatheError("method: the name contains a NUL character");
+  return name;
+}
+
 class PyProgram {
  public:
   // `verified`: the program has just been verified (a transform's result),
@@ -126,16 +161,19 @@ class PyProgram {
       py::gil_scoped_release nogil;
       report = take(lathe::lower(copy, LowerOptions{backend, method.value_or("")}));
     }
-    std::vector<std::string> lines;
-    for (const auto& m : report.methods) lines.push_back(m.explanation);
-    return py::make_tuple(PyProgram(std::move(copy)), lines);
+    std::vector<LoweringDecision> decisions;
+    for (auto& m : report.methods) {
+      for (auto& d : m.decisions) decisions.push_back(std::move(d));
+    }
+    return py::make_tuple(PyProgram(std::move(copy)), decisions);
   }
 
-  void save(const std::filesystem::path& path, const std::string& format) const {
+  void save(const py::object& where, const std::string& format) const {
+    const std::string path = path_argument(where, "save");
     const std::shared_ptr<const Program> hold = held();
     const Program& p = *hold;
     py::gil_scoped_release nogil;
-    check(lathe::save(p, path.string(), SaveOptions{format, !verified_}));
+    check(lathe::save(p, path, SaveOptions{format, !verified_}));
   }
 
   py::bytes to_bytes(const std::string& format) const {
@@ -149,8 +187,8 @@ class PyProgram {
     return py::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   }
 
-  py::tuple run(const py::args& inputs, const std::optional<std::string>& method) {
-    const std::shared_ptr<Slot> held_slot = runner(method.value_or(""));
+  py::tuple run(const py::args& inputs, const py::object& method) {
+    const std::shared_ptr<Slot> held_slot = runner(method_argument(method));
     Slot& slot = *held_slot;
     bool saw_torch = false;
     std::vector<EValue> values;
@@ -172,8 +210,8 @@ class PyProgram {
     return out;
   }
 
-  void reset_state(const std::optional<std::string>& method) {
-    const std::shared_ptr<Slot> slot = runner(method.value_or(""));
+  void reset_state(const py::object& method) {
+    const std::shared_ptr<Slot> slot = runner(method_argument(method));
     std::lock_guard<std::mutex> lock(slot->mutex);
     slot->runner->reset_state();
   }
@@ -218,15 +256,16 @@ class PyProgram {
 PyProgram load_any(const py::object& source) {
   if (py::isinstance<py::bytes>(source) || py::isinstance<py::bytearray>(source) ||
       py::isinstance<py::memoryview>(source)) {
-    py::buffer_info info = py::reinterpret_borrow<py::buffer>(source).request();
+    // A strided memoryview (view[::2]) is read through its strides, as
+    // bytes(view) reads it; its buffer's raw span would hold other bytes.
+    py::object flat = py::isinstance<py::memoryview>(source) ? source.attr("tobytes")() : source;
+    py::buffer_info info = py::reinterpret_borrow<py::buffer>(flat).request();
     auto bytes = std::make_shared<std::vector<std::byte>>(static_cast<size_t>(info.size * info.itemsize));
     std::memcpy(bytes->data(), info.ptr, bytes->size());
     py::gil_scoped_release nogil;
     return PyProgram(take(load_bytes(std::shared_ptr<const std::vector<std::byte>>(std::move(bytes)), "<bytes>")));
   }
-  const std::string path = py::str(py::module_::import("os").attr("fspath")(source)).cast<std::string>();
-  // The C library would stop at a NUL and open another file; Python's open() refuses too.
-  if (path.find('\0') != std::string::npos) throw LatheError("load: the path contains a NUL character");
+  const std::string path = path_argument(source, "load");
   py::gil_scoped_release nogil;
   return PyProgram(take(lathe::load(path)));
 }
@@ -235,6 +274,7 @@ PyProgram load_any(const py::object& source) {
 
 PYBIND11_MODULE(_lathe, m) {
   m.doc() = "Lathe: load, transform, lower, run and save torch.export programs (.pt2)";
+  m.attr("__version__") = LATHE_VERSION;  // CMakeLists.txt's project(VERSION), as the wheel's metadata
   py::register_exception<LatheError>(m, "Error");
   bind_graph_view(m);
   bind_rewriter(m);
@@ -248,6 +288,21 @@ PYBIND11_MODULE(_lathe, m) {
       .def_readonly("message", &ExplainRecord::message)
       .def("__str__", [](const ExplainRecord& r) { return r.method + ": " + r.message; })
       .def("__repr__", [](const ExplainRecord& r) { return "<Explanation " + r.method + ": " + r.message + ">"; });
+
+  // One node's lowering decision; str() is its `lathe lower --explain` line.
+  py::class_<LoweringDecision>(m, "LoweringDecision")
+      .def_readonly("method", &LoweringDecision::method)
+      .def_readonly("node", &LoweringDecision::node)
+      .def_readonly("op", &LoweringDecision::op)
+      .def_readonly("claimed", &LoweringDecision::claimed)
+      .def_property_readonly("delegate",
+                             [](const LoweringDecision& d) -> std::optional<int> {
+                               if (d.delegate < 0) return std::nullopt;
+                               return d.delegate;
+                             })
+      .def_readonly("reason", &LoweringDecision::reason)
+      .def("__str__", [](const LoweringDecision& d) { return to_string(d); })
+      .def("__repr__", [](const LoweringDecision& d) { return "<LoweringDecision " + to_string(d) + ">"; });
 
   py::class_<PyProgram>(m, "Program")
       .def_property_readonly("methods", &PyProgram::methods)
@@ -273,6 +328,7 @@ PYBIND11_MODULE(_lathe, m) {
     return out;
   });
   m.def("backends", &available_backends);
+  m.def("verified_torch_versions", &verified_torch_versions);
 }
 
 }  // namespace lathe::python

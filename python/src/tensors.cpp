@@ -77,12 +77,21 @@ std::string where(size_t index) { return "input " + std::to_string(index); }
 
 Tensor from_dlpack(const py::handle& value, size_t index) {
   py::object t = py::reinterpret_borrow<py::object>(value);
-  if (t.attr("requires_grad").cast<bool>()) t = t.attr("detach")();
-  // A lazily negated or conjugated view (z.conj().imag): DLPack hands over the
-  // stored values without the pending negation, so resolve it first (a copy).
-  if (py::hasattr(t, "is_neg") && t.attr("is_neg")().cast<bool>()) t = t.attr("resolve_neg")();
-  if (py::hasattr(t, "is_conj") && t.attr("is_conj")().cast<bool>()) t = t.attr("resolve_conj")();
-  py::capsule capsule = t.attr("__dlpack__")();
+  // Sparse, quantized, nested, mkldnn and meta tensors have no DLPack form:
+  // torch raises BufferError or RuntimeError, which callers are promised as
+  // lathe.Error like every other failure (issue 33, item 20).
+  py::capsule capsule;
+  try {
+    if (t.attr("requires_grad").cast<bool>()) t = t.attr("detach")();
+    // A lazily negated or conjugated view (z.conj().imag): DLPack hands over the
+    // stored values without the pending negation, so resolve it first (a copy).
+    if (py::hasattr(t, "is_neg") && t.attr("is_neg")().cast<bool>()) t = t.attr("resolve_neg")();
+    if (py::hasattr(t, "is_conj") && t.attr("is_conj")().cast<bool>()) t = t.attr("resolve_conj")();
+    capsule = t.attr("__dlpack__")();
+  } catch (py::error_already_set& e) {
+    throw LatheError(where(index) + ": a " + py::str(py::type::of(t).attr("__name__")).cast<std::string>() +
+                     " that cannot be viewed as a dense CPU array (" + std::string(e.what()) + ")");
+  }
   auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
   if (!managed) throw py::error_already_set();
   PyCapsule_SetName(capsule.ptr(), "used_dltensor");

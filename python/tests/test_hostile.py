@@ -110,3 +110,48 @@ def test_error_messages_carry_names_escaped(tmp_path):
     assert "undefined value" in message
     assert "\x1b" not in message and "\x07" not in message and "\u202e" not in message, repr(message)
     assert "gone\\x1b]0;pwned\\x07\\u202e" in message
+
+
+# Issue 33, items 20 and 21, as tools/hostile_probe.py found them still:
+# every failure of these calls is lathe.Error (torch raised BufferError or
+# RuntimeError, pybind11 a TypeError), and a strided memoryview is read as
+# bytes(view) reads it, not as the raw span behind it.
+def torch_tensors_without_a_dense_form():
+    import torch
+    x = torch.eye(3)
+    yield "sparse", x.to_sparse()
+    yield "meta", torch.empty(3, 3, device="meta")
+    yield "quantized", torch.quantize_per_tensor(x, 0.1, 0, torch.qint8)
+    yield "nested", torch.nested.nested_tensor([torch.ones(2), torch.ones(3)])
+
+
+def test_tensors_without_a_dense_form_raise_lathe_error():
+    program = lathe.load(fixture("simple_linear"))
+    for kind, tensor in torch_tensors_without_a_dense_form():
+        with pytest.raises(lathe.Error, match="input 0"):
+            program.run(tensor)
+
+
+def test_bad_method_names_raise_lathe_error():
+    program = lathe.load(fixture("simple_linear"))
+    x = np.ones((2, 3), dtype=np.float32)
+    for method, why in [("\udcff", "not valid text"), ("", "empty"), ("mo\0del", "NUL"), (3, "expected a str")]:
+        with pytest.raises(lathe.Error, match=why):
+            program.run(x, method=method)
+
+
+def test_nul_in_a_save_path_raises_lathe_error(tmp_path):
+    program = lathe.load(fixture("simple_linear"))
+    for path in [str(tmp_path / "out.pt2") + "\0x", tmp_path / ("out.pt2\0x")]:
+        with pytest.raises(lathe.Error, match="NUL"):
+            program.save(path)
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_strided_memoryview_is_read_through_its_strides():
+    data = open(fixture("simple_linear"), "rb").read()
+    doubled = bytes(b for pair in zip(data, data) for b in pair)  # every byte twice
+    program = lathe.load(memoryview(doubled)[::2])
+    x = np.ones((2, 3), dtype=np.float32)
+    expected = lathe.load(data).run(x)[0]
+    np.testing.assert_array_equal(program.run(x)[0], expected)
