@@ -5,18 +5,22 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 PYTHON ?= /usr/bin/python3
 
-.PHONY: all deps venv python build demo test test-deps bench bench-peers fixtures fixtures-architectures fixtures-quantized fixtures-synthesized clean sanitize fuzz fuzz-build malformed sweep
+.PHONY: all deps venv venv-demo venv-torch-next python wheel wheel-test build demo test test-torch-next test-deps bench bench-peers fixtures fixtures-architectures fixtures-quantized fixtures-synthesized clean sanitize fuzz fuzz-deps fuzz-build malformed sweep
 
 all: build
 
 deps:
 	@bash scripts/setup-deps.sh
 
-# The pinned Python tools (PyTorch 2.13 CPU, numpy) in .venv: fixtures,
-# reference numbers and the PyTorch interop tests. Never used by the library.
+# The pinned Python tools in .venv: fixtures, reference numbers and the
+# PyTorch interop tests (tools/requirements.txt); `venv-demo` installs only
+# what the demo uses (tools/requirements-demo.txt). Never used by the library.
 VENV_PYTHON = $(CURDIR)/.venv/bin/python
 venv:
 	@bash scripts/setup-venv.sh
+
+venv-demo:
+	@bash scripts/setup-venv.sh demo
 
 # The Python package lathe (pyproject.toml: scikit-build-core + pybind11),
 # installed into .venv from the pinned build tools, without build isolation.
@@ -25,24 +29,58 @@ python: deps venv
 	CCACHE_NOHASHDIR=1 $(VENV_PYTHON) -m pip install --no-deps --no-build-isolation \
 	  -Cbuild-dir=$(BUILD)/pip $(CURDIR)
 
+# One self-contained wheel of the Python package in dist/ (docs/building.md,
+# "The wheel"): Release with its debug information split off into
+# $(WHEEL_BUILD), the Debian libraries it links bundled by auditwheel, Vulkan
+# opened only when asked for. `make wheel-test` installs it in a fresh
+# virtual environment and runs it with those libraries and the build tree
+# out of reach (tests/wheel/wheel_test.py); CI runs it as its own stage.
+WHEEL_BUILD ?= build-wheel
+wheel: deps venv
+	@JOBS=$(JOBS) bash scripts/build-wheel.sh $(WHEEL_BUILD)
+
+wheel-test: wheel
+	$(VENV_PYTHON) tests/wheel/wheel_test.py
+
 $(BUILD)/CMakeCache.txt: | deps venv
 	cmake -S . -B $(BUILD) -DLATHE_PYTHON=$(VENV_PYTHON) $(CMAKE_FLAGS)
 
-build: deps venv $(BUILD)/CMakeCache.txt
+# Configured again each time (quietly, a few seconds): a folder `make demo`
+# configured has no test Python yet.
+build: deps venv
+	cmake --log-level=WARNING -S . -B $(BUILD) -DLATHE_PYTHON=$(VENV_PYTHON) $(CMAKE_FLAGS)
 	cmake --build $(BUILD) -j $(JOBS)
 
-# Only what the demo runs: the `lathe` binary (not the test binaries).
-demo: deps venv $(BUILD)/CMakeCache.txt
-	cmake --build $(BUILD) -j $(JOBS) --target lathe
+# Only what the demo uses: the base packages, the `lathe` binary (built while
+# .venv gets PyTorch) and one progress line instead of the compiler's output.
+demo: deps
+	@CMAKE_FLAGS="$(CMAKE_FLAGS)" bash scripts/demo_build.sh $(BUILD) $(JOBS)
 	@bash scripts/demo.sh $(BUILD)/lathe
 
-# The zip interop tests (src/lathe/archive) compare with the writer of
-# Debian's torch 1.13 (/usr/bin/python3); nothing else uses it.
+# What only the tests use: Debian's torch 1.13 (the zip interop tests in
+# src/lathe/archive compare with its writer, /usr/bin/python3), Chromium
+# (the `lathe view` pages, tests/view) and lavapipe (a CPU Vulkan device for
+# the Vulkan backend's tests).
 test-deps:
-	@bash scripts/setup-deps.sh python3-torch
+	@bash scripts/setup-deps.sh python3-torch chromium mesa-vulkan-drivers
 
 test: build test-deps
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE torch-next
+
+# PyTorch 2.14.1, the current release, as a second reference: the interop
+# tests (on the committed fixtures and on the same models exported by
+# 2.14.1), the core ATen and schema checks, the per-layer suite, the Python
+# suites and the README's five lines again (cmake/LatheTorchNext.cmake,
+# CTest label torch-next). Its venv, .venv-torch214, takes about 5.5 GB
+# (tools/requirements-torch214.txt: PyPI's 2.14.1 is a CUDA build; it runs
+# on the CPU). CI runs it as a stage of its own (.ci/run).
+NEXT_VENV_PYTHON = $(CURDIR)/.venv-torch214/bin/python
+venv-torch-next:
+	@bash scripts/setup-venv-torch-next.sh
+
+test-torch-next: build venv-torch-next
+	cmake --log-level=WARNING -S . -B $(BUILD) -DLATHE_PYTHON_NEXT=$(NEXT_VENV_PYTHON)
+	cd $(BUILD) && ctest --output-on-failure --no-tests=error -j $(JOBS) -L torch-next
 
 bench: build
 	@bash scripts/bench.sh $(BUILD)
@@ -111,11 +149,14 @@ FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZERS ?= zip_reader program_json unpickle load_pt2
 
-$(FUZZ_BUILD)/CMakeCache.txt: | deps
+$(FUZZ_BUILD)/CMakeCache.txt: | deps fuzz-deps
 	cmake -S . -B $(FUZZ_BUILD) -DLATHE_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" $(CMAKE_FLAGS)
 
-fuzz-build: deps $(FUZZ_BUILD)/CMakeCache.txt
+fuzz-deps:
+	@bash scripts/setup-deps.sh clang libclang-rt-14-dev
+
+fuzz-build: deps fuzz-deps $(FUZZ_BUILD)/CMakeCache.txt
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZERS))
 
 fuzz: fuzz-build

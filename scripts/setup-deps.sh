@@ -14,12 +14,13 @@ packages=(
   zlib1g-dev           # inflate for deflated zip entries
   libdeflate-dev       # CRC-32 for zip entries (carry-less multiply: ~10x zlib's)
   libxnnpack-dev libpthreadpool-dev  # XNNPACK backend (src/lathe/backends); xnnpack.h includes pthreadpool.h
-  libvulkan-dev glslc mesa-vulkan-drivers  # Vulkan backend: loader + headers, GLSL -> SPIR-V at build time, lavapipe (a CPU Vulkan device) for its tests
-  clang libclang-rt-14-dev  # `make fuzz`: clang++ and libFuzzer's runtime (only a recommendation of clang)
-  chromium             # `lathe view` tests and bench: the generated pages opened headless (tests/view)
+  libvulkan-dev glslc  # Vulkan backend: loader + headers, GLSL -> SPIR-V at build time
 )
-# Extra packages a target asks for (e.g. `make fixtures-synthesized` needs
-# Debian's torch 1.13); PyTorch for tests and fixtures lives in .venv instead.
+# Extra packages a target asks for, so that `make demo` installs only what
+# building Lathe needs: `make test` adds Debian's torch 1.13, Chromium (the
+# `lathe view` tests) and lavapipe (mesa-vulkan-drivers, a CPU Vulkan device
+# for the Vulkan tests); `make fuzz` adds clang and libFuzzer's runtime.
+# PyTorch for tests and fixtures lives in .venv instead.
 packages+=("$@")
 
 missing=()

@@ -11,11 +11,20 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 venv=${LATHE_VENV:-.venv}
-req=tools/requirements.txt
-stamp="$venv/requirements.sha256"
-want=$(sha256sum "$req" | cut -d' ' -f1)
+full_stamp="$venv/requirements.sha256"
+full_hash=$(cat tools/requirements.txt tools/requirements-demo.txt | sha256sum | cut -d' ' -f1)
+if [ "${1:-}" = demo ]; then
+  req=tools/requirements-demo.txt
+  stamp="$venv/requirements-demo.sha256"
+  want=$(sha256sum "$req" | cut -d' ' -f1)
+else
+  req=tools/requirements.txt
+  stamp=$full_stamp
+  want=$full_hash
+fi
 
-if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+current() { [ -x "$venv/bin/python" ] && [ -f "$1" ] && [ "$(cat "$1")" = "$2" ]; }
+if current "$stamp" "$want" || current "$full_stamp" "$full_hash"; then
   exit 0
 fi
 
