@@ -147,7 +147,7 @@ sanitize: deps venv test-deps $(ASAN_BUILD)/CMakeCache.txt
 # libFuzzer harnesses (fuzz/), clang + ASan + UBSan; each runs FUZZ_SECONDS.
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
-FUZZERS ?= zip_reader program_json unpickle load_pt2
+FUZZERS ?= zip_reader program_json unpickle load_pt2 program_structure runtime
 
 $(FUZZ_BUILD)/CMakeCache.txt: | deps fuzz-deps
 	cmake -S . -B $(FUZZ_BUILD) -DLATHE_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ \

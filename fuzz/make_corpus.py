@@ -4,13 +4,15 @@ JSON dictionary (fuzz/program_json.dict) from the committed fixtures and the
 real PyTorch 2.2 archive in ../shared (optional: skipped when absent).
 
 The seeds are committed, so fuzzing needs neither this script nor ../shared.
-Standard library only:  /usr/bin/python3 fuzz/make_corpus.py
+Standard library only:  /usr/bin/python3 fuzz/make_corpus.py [--only HARNESS...]
+(--only rewrites just those harnesses' seeds). Seeds named regression_*
+(inputs that once found a bug) are kept.
 """
+import argparse
 import hashlib
 import io
 import json
 import os
-import shutil
 import struct
 import sys
 import zipfile
@@ -35,6 +37,17 @@ ARCHIVES = [
 ]
 # Archives whose JSON records are seeds even though the archives are too big.
 JSON_ONLY = ["fixtures/transformer_block.pt2", "fixtures/mlp.pt2"]
+# fuzz_program_structure mutates whole programs: every small model JSON of
+# the fixtures (the constructs too: control flow, symbolic and unbacked
+# sizes, effects, dtypes, mutations), compacted.
+STRUCTURE_MAX = 60000
+STRUCTURE_ARCHIVES = sorted(
+    os.path.join(d, f) for d in ("fixtures", "fixtures/dynamic", "fixtures/constructs")
+    for f in os.listdir(os.path.join(ROOT, d)) if f.endswith(".pt2"))
+# fuzz_runtime reads its input through FuzzedDataProvider: seeds are fixed
+# pseudo-random byte strings (the first byte picks the sweep or the registry
+# builder, the last bytes are read first for integers).
+RUNTIME_SEEDS = 48
 PICKLES = sorted(os.path.join("tests/data/pickles", f)
                  for f in os.listdir(os.path.join(ROOT, "tests/data/pickles")) if f.endswith(".pt"))
 
@@ -43,7 +56,12 @@ def rel(path):
     return os.path.join(ROOT, path)
 
 
+SELECTED = None  # harnesses to write (--only); None: all
+
+
 def seed(harness, name, data):
+    if SELECTED is not None and harness not in SELECTED:
+        return
     d = os.path.join(CORPUS, harness)
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, name), "wb") as f:
@@ -103,9 +121,43 @@ def zeroed_torch_save(torch_save_bytes):
     return buf.getvalue()
 
 
+def clear(harnesses):
+    """Removes the seeds this script writes (regression_* inputs stay)."""
+    for h in harnesses:
+        d = os.path.join(CORPUS, h)
+        for f in os.listdir(d) if os.path.isdir(d) else []:
+            if not f.startswith("regression_"):
+                os.unlink(os.path.join(d, f))
+
+
+def structure_seeds():
+    for path in STRUCTURE_ARCHIVES:
+        try:
+            recs = records(open(rel(path), "rb").read())
+        except zipfile.BadZipFile:
+            continue
+        for rname, data in recs:
+            if "/models/" in rname and rname.endswith(".json"):
+                text = json.dumps(json.loads(data), separators=(",", ":")).encode()
+                if len(text) <= STRUCTURE_MAX:
+                    seed("program_structure", slug(path).replace(".pt2", "") + "_" + rname.split("/")[-1], text)
+
+
+def runtime_seeds():
+    for i in range(RUNTIME_SEEDS):
+        data = hashlib.sha256(b"fuzz_runtime %d" % i).digest() * (1 + i % 4)
+        seed("runtime", "seed_%02d" % i, data[: 24 + (i * 13) % len(data)])
+
+
 def main():
-    shutil.rmtree(CORPUS, ignore_errors=True)
+    global SELECTED
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", nargs="+", metavar="HARNESS")
+    SELECTED = set(ap.parse_args().only) if ap.parse_args().only else None
+    clear(SELECTED if SELECTED is not None else os.listdir(CORPUS) if os.path.isdir(CORPUS) else [])
     keys = set()
+    structure_seeds()
+    runtime_seeds()
 
     for path in ARCHIVES:
         raw = open(rel(path), "rb").read()
@@ -161,16 +213,25 @@ def main():
     else:
         print("note: %s not found; hades seeds skipped" % HADES, file=sys.stderr)
 
+    if SELECTED is not None and not SELECTED & {"program_json", "load_pt2"}:
+        keys = None  # the dictionary comes from their seeds: left as it is
+    if keys is not None:
+        write_dict(keys)
+    for h in sorted(os.listdir(CORPUS)):
+        if SELECTED is not None and h not in SELECTED:
+            continue
+        files = os.listdir(os.path.join(CORPUS, h))
+        size = sum(os.path.getsize(os.path.join(CORPUS, h, x)) for x in files)
+        print("%-17s %3d seeds, %7d bytes, largest %6d" % (h, len(files), size,
+              max(os.path.getsize(os.path.join(CORPUS, h, x)) for x in files)))
+
+
+def write_dict(keys):
     with open(os.path.join(ROOT, "fuzz", "program_json.dict"), "w") as f:
         f.write("# JSON member names of the export schema (fuzz/make_corpus.py)\n")
         for k in sorted(keys):
             if k.isascii() and k.isprintable() and '"' not in k and "\\" not in k and len(k) < 60:
                 f.write('"\\"%s\\""\n' % k)
-    for h in sorted(os.listdir(CORPUS)):
-        files = os.listdir(os.path.join(CORPUS, h))
-        size = sum(os.path.getsize(os.path.join(CORPUS, h, x)) for x in files)
-        print("%-14s %3d seeds, %7d bytes, largest %6d" % (h, len(files), size,
-              max(os.path.getsize(os.path.join(CORPUS, h, x)) for x in files)))
 
 
 if __name__ == "__main__":

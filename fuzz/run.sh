@@ -12,8 +12,10 @@ shift 2
 root="$(cd "$(dirname "$0")/.." && pwd)"
 mkdir -p "$build/artifacts" "$build/logs"
 
-declare -A max_len=([zip_reader]=65536 [program_json]=131072 [unpickle]=16384 [load_pt2]=65536)
-declare -A dict=([program_json]=fuzz/program_json.dict [load_pt2]=fuzz/program_json.dict [unpickle]=fuzz/pickle.dict)
+declare -A max_len=([zip_reader]=65536 [program_json]=131072 [unpickle]=16384 [load_pt2]=65536
+                   [program_structure]=131072 [runtime]=512)
+declare -A dict=([program_json]=fuzz/program_json.dict [load_pt2]=fuzz/program_json.dict [unpickle]=fuzz/pickle.dict
+                 [program_structure]=fuzz/program_json.dict)
 
 run_one() {
   local h=$1 log="$build/logs/$1.log"
@@ -34,7 +36,7 @@ else
   for h in "$@"; do run_one "$h" || status=1; done
 fi
 
-printf '%-14s %10s %8s %8s %9s %7s  %s\n' harness execs exec/s cov ft corpus result
+printf '%-17s %10s %8s %8s %9s %7s  %s\n' harness execs exec/s cov ft corpus result
 for h in "$@"; do
   log="$build/logs/$h.log"
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
@@ -49,7 +51,7 @@ for h in "$@"; do
   else
     result=ok
   fi
-  printf '%-14s %10s %8s %8s %9s %7s  %s\n' "$h" "${execs:-?}" "${rate:-?}" "${cov:-?}" "${ft:-?}" "${corp:-?}" "$result"
+  printf '%-17s %10s %8s %8s %9s %7s  %s\n' "$h" "${execs:-?}" "${rate:-?}" "${cov:-?}" "${ft:-?}" "${corp:-?}" "$result"
 done
 echo "fuzz: $# harness(es), ${seconds} s each, $(( $(date +%s) - start )) s in all"
 exit $status

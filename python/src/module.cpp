@@ -196,10 +196,18 @@ class PyProgram {
     for (size_t i = 0; i < inputs.size(); ++i) values.push_back(to_evalue(inputs[i], i, saw_torch));
     Result<std::vector<EValue>> r = std::vector<EValue>{};
     {
+      // Lock order: a slot's mutex, then the GIL (the Ctrl-C check and
+      // Python backends take it inside a run). So nobody waits for a slot's
+      // mutex while holding the GIL (reset_state releases it first).
       py::gil_scoped_release nogil;
-      std::lock_guard<std::mutex> lock(slot.mutex);
-      r = slot.runner->run(values);
-      values.clear();  // input views are released before the GIL is taken back
+      {
+        std::lock_guard<std::mutex> lock(slot.mutex);
+        r = slot.runner->run(values);
+      }
+      // Input views are released outside the slot's lock: releasing a torch
+      // tensor takes the GIL, and a thread holding the GIL may be waiting
+      // for the lock (a deadlock Python.FuzzBinding found).
+      values.clear();
     }
     // Ctrl-C stopped the call (ctrl_c_check): raise the KeyboardInterrupt
     // Python's handler set, not a lathe.Error.
@@ -212,6 +220,7 @@ class PyProgram {
 
   void reset_state(const py::object& method) {
     const std::shared_ptr<Slot> slot = runner(method_argument(method));
+    py::gil_scoped_release nogil;  // see run(): never wait for a slot holding the GIL
     std::lock_guard<std::mutex> lock(slot->mutex);
     slot->runner->reset_state();
   }

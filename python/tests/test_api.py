@@ -258,3 +258,25 @@ def test_ctrl_c_interrupts_a_long_run_NEG():
     assert time.monotonic() - start < 5.0
     (i, _) = p.run(x, np.array(2, np.int64))  # still usable afterwards
     assert int(i) == 2
+
+
+def test_reset_state_while_another_thread_runs_does_not_deadlock_NEG():
+    # reset_state() waited for the method's lock holding the GIL, while the
+    # run holding that lock waited for the GIL (its Ctrl-C check, every 50 ms;
+    # releasing torch inputs too): both stopped for good (Python.FuzzBinding
+    # found it). In a child process, so a deadlock fails the test, not the suite.
+    script = (
+        "import threading, numpy as np, lathe\n"
+        f"p = lathe.load({os.path.join(SOURCE, 'fixtures', 'dynamic', 'while_loop_tanh.pt2')!r})\n"
+        "x = np.ones((2, 4), np.float32)\n"
+        "def work():\n"
+        "    for _ in range(4):\n"
+        "        p.run(x, np.array(100000, np.int64))\n"
+        "t = threading.Thread(target=work)\n"
+        "t.start()\n"
+        "while t.is_alive():\n"
+        "    p.reset_state()\n"
+        "t.join()\n"
+        "print('done')\n")
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "done" in r.stdout, r.stderr

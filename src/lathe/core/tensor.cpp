@@ -58,7 +58,10 @@ bool Tensor::is_contiguous() const {
 }
 
 const std::byte* Tensor::data() const {
-  return storage->data() + storage_offset * static_cast<int64_t>(dtype_size(dtype));
+  // An empty storage has no bytes (null) and a view into it no elements:
+  // offsetting null is undefined even when nothing is read.
+  const std::byte* base = storage->data();
+  return base ? base + storage_offset * static_cast<int64_t>(dtype_size(dtype)) : nullptr;
 }
 
 Status Tensor::check_fits() const {

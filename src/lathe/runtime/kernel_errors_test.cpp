@@ -10,6 +10,7 @@
 #include "lathe/runtime/kernels/binary.h"
 #include "lathe/runtime/kernels/contraction.h"
 #include "lathe/runtime/kernels/conv.h"
+#include "lathe/runtime/kernels/copy.h"
 #include "lathe/runtime/kernels/index.h"
 #include "lathe/runtime/kernels/matmul.h"
 #include "lathe/runtime/kernels/pool.h"
@@ -454,6 +455,17 @@ TEST(Dropout, TrainingModeDropsOrScalesEachElement) {
     kept += v != 0.0f;
   }
   EXPECT_NEAR(static_cast<double>(kept) / 4096, 0.5, 0.05);  // ~10 standard errors
+}
+
+// fuzz_runtime: cat of empty tensors along dim 0 copies into views of the
+// empty output at a non-zero offset; an empty storage's data is null, and
+// offsetting null is undefined (UBSan, in make sanitize, fails this).
+TEST(EmptyTensors, CatOfEmptyPartsAtAnOffsetIsEmpty) {
+  Tensor a = Tensor::empty(DType::BFloat16, {2, 0}), b = Tensor::empty(DType::BFloat16, {3, 0});
+  Tensor out = Tensor::empty(DType::BFloat16, {5, 0});
+  ASSERT_TRUE(cat_out({&a, &b}, 0, out).ok());
+  EXPECT_EQ(out.sizes, (std::vector<int64_t>{5, 0}));
+  EXPECT_EQ(out.numel(), 0);
 }
 
 }  // namespace

@@ -86,18 +86,18 @@ double read_and_write_seconds(const std::string& doc) {
   });
 }
 
-// Linear time is what is checked, not a speed: a million members must cost
-// less than 3 times what 500,000 cost (linear: 2; the quadratic reader, 4;
-// both sizes are far past the caches, so those do not bend the ratio), in
-// CPU time taken back to back. The absolute bound is loose so a
-// busy machine does not fail it (speed is for benchmarks): on an idle 2-core
-// machine a million keys read in about 0.5 s and write in about 0.4 s.
+// The quadratic reader this replaced took about 25 minutes for a million
+// members; a linear one takes about 1 s to read and write them on an idle
+// 2-core machine (0.05 s per 100k; past the caches the cost per member
+// grows ~2x, measured 100k..1.6M). Timing ratios between sizes proved flaky
+// on busy CI machines (cache and page-fault effects move them between 2 and
+// 4 per doubling), so the check is one CPU-time bound with a wide margin on
+// both sides: 30 s is 30x the linear cost, under sanitizers too, and 1/50
+// of the quadratic one. Speed itself is for benchmarks.
 void expect_linear(const std::function<std::string(size_t)>& doc_with_keys) {
-  const std::string small = doc_with_keys(500000), large = doc_with_keys(1000000);
-  read_and_write_seconds(small);  // warm the allocator
-  const double t_small = read_and_write_seconds(small), t_large = read_and_write_seconds(large);
-  EXPECT_LT(t_large, 3 * std::max(t_small, 0.01)) << t_small << " s for 500k keys, " << t_large << " s for 1M";
-  EXPECT_LT(t_large, 10.0);
+  const std::string doc = doc_with_keys(1000000);
+  const double seconds = read_and_write_seconds(doc);
+  EXPECT_LT(seconds, 30.0) << seconds << " s of CPU to read and write a million members";
 }
 
 // The probe's case: a million members under a metadata key Lathe does not

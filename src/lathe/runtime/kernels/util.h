@@ -40,7 +40,8 @@ const T* cdata(const Tensor& t) {
 // Only for tensors check_writable() accepted.
 template <typename T>
 T* mdata(Tensor& t) {
-  return reinterpret_cast<T*>(t.storage->mutable_data() + t.storage_offset * static_cast<int64_t>(sizeof(T)));
+  std::byte* base = t.storage->mutable_data();  // null for an empty storage (see Tensor::data)
+  return base ? reinterpret_cast<T*>(base + t.storage_offset * static_cast<int64_t>(sizeof(T))) : nullptr;
 }
 
 // ---- dtype dispatch -------------------------------------------------------
