@@ -89,4 +89,16 @@ if(lathe_python_tree)
   set_tests_properties(Python.FuzzBinding PROPERTIES
     ENVIRONMENT "PYTHONPATH=${lathe_python_tree};LATHE_SOURCE_DIR=${PROJECT_SOURCE_DIR};PYTHONDONTWRITEBYTECODE=1"
     TIMEOUT 300)
+  # A small seeded slice of the hostile-input probe (tools/hostile_probe.py,
+  # docs/hostile-input.md): about 60 crafted inputs over every class of
+  # issue 33, through the CLI and the binding; a crash, hang or script
+  # injection fails it (wrong results are counted, not failed: the full
+  # probe's report lists them).
+  add_test(NAME Python.HostileProbeSmoke
+           COMMAND ${LATHE_PYTHON} ${PROJECT_SOURCE_DIR}/tools/hostile_probe.py --scale 0.02 --seed 1 --quiet
+                   --fail-on crash,hang,injection --browser-pages 0 --lathe $<TARGET_FILE:lathe>
+                   --pythonpath ${lathe_python_tree} --workdir ${PROJECT_BINARY_DIR}/hostile_probe_smoke)
+  set_tests_properties(Python.HostileProbeSmoke PROPERTIES
+    ENVIRONMENT "LATHE_SOURCE_DIR=${PROJECT_SOURCE_DIR};PYTHONDONTWRITEBYTECODE=1"
+    TIMEOUT 180)
 endif()

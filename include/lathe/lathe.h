@@ -221,6 +221,9 @@ struct MethodLoweringReport {
   size_t claimed_nodes = 0;
   // One per node, in graph order.
   std::vector<LoweringDecision> decisions;
+  // The delegate-call node (lathe.delegate.<backend>) each delegate became,
+  // by its index (LoweringDecision::delegate).
+  std::vector<std::string> delegate_nodes;
   // The same as text, one line per decision (`lathe lower --explain`).
   std::string explanation;
 };
@@ -235,6 +238,21 @@ struct LowerReport {
 Result<LowerReport> lower(Program& program, const LowerOptions& options = {});
 // The built-in backends and every registered one.
 std::vector<std::string> available_backends();
+
+// One group of nodes a backend claimed, as its preprocess() made it: for a
+// user who serialises partitions in their own format instead of running
+// the lowered program.
+struct Partition {
+  std::string method;
+  int delegate = 0;                  // its index among the method's delegates (LoweringDecision::delegate)
+  std::vector<std::string> nodes;    // the claimed nodes, in graph order
+  std::vector<std::string> inputs;   // what it reads, in the order the backend's execute() receives them
+  std::vector<std::string> constants;  // those of `inputs` that are compile-time constants (weights...)
+  std::vector<std::string> outputs;  // the values it defines (the names the program's other nodes use)
+  std::vector<std::byte> payload;    // what the backend's preprocess() returned
+};
+// What lower() would make of `program` (left as it is), as partitions.
+Result<std::vector<Partition>> partitions(const Program& program, const LowerOptions& options = {});
 
 // A backend of your own (lathe/backends/backend.h: support() with reasons,
 // ops_to_keep(), preprocess() -> payload bytes, init() -> a handle that

@@ -35,6 +35,23 @@ class LoweringDecision:
     @property
     def reason(self) -> str: ...  # claimed: what the backend makes of it; not claimed: why not
 
+class Partition:
+    """One group of nodes a backend claimed, as its preprocess() made it (Program.partitions)."""
+    @property
+    def method(self) -> str: ...
+    @property
+    def delegate(self) -> int: ...  # LoweringDecision.delegate of its nodes
+    @property
+    def nodes(self) -> list[str]: ...  # the claimed nodes, in graph order
+    @property
+    def inputs(self) -> list[str]: ...  # what it reads, in the order execute() receives them
+    @property
+    def constants(self) -> list[str]: ...  # those inputs that are compile-time constants
+    @property
+    def outputs(self) -> list[str]: ...
+    @property
+    def payload(self) -> bytes: ...  # what preprocess() returned
+
 class Value:
     """A value of a graph: a tensor, a symbolic scalar, a token. Equal to every other lookup of itself."""
     @property
@@ -137,6 +154,8 @@ class Program:
     ) -> tuple[Program, list[Explanation]]: ...
     def lower(self, backend: str = "xnnpack", method: str | None = None) -> tuple[Program, list[LoweringDecision]]:
         """The lowered program, and one decision per node of each lowered method, in graph order."""
+    def partitions(self, backend: str = "xnnpack", method: str | None = None) -> list[Partition]:
+        """What lower() would claim and hand the backend, for your own serializer; this program is left as it is."""
     def save(self, path: str | os.PathLike[str], format: str = "2.9") -> None: ...
     def to_bytes(self, format: str = "2.9") -> bytes: ...
     def run(self, *inputs: Any, method: str | None = None) -> tuple[Any, ...]:

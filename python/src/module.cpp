@@ -168,6 +168,15 @@ class PyProgram {
     return py::make_tuple(PyProgram(std::move(copy)), decisions);
   }
 
+  // What lower() would claim and hand the backend, without lowering this
+  // program (it stays as it is).
+  std::vector<Partition> partitions(const std::string& backend, const std::optional<std::string>& method) const {
+    const std::shared_ptr<const Program> hold = held();
+    const Program& p = *hold;
+    py::gil_scoped_release nogil;
+    return take(lathe::partitions(p, LowerOptions{backend, method.value_or("")}));
+  }
+
   void save(const py::object& where, const std::string& format) const {
     const std::string path = path_argument(where, "save");
     const std::shared_ptr<const Program> hold = held();
@@ -202,6 +211,7 @@ class PyProgram {
       py::gil_scoped_release nogil;
       {
         std::lock_guard<std::mutex> lock(slot.mutex);
+        const CallerArrays kind(saw_torch);
         r = slot.runner->run(values);
       }
       // Input views are released outside the slot's lock: releasing a torch
@@ -313,6 +323,24 @@ PYBIND11_MODULE(_lathe, m) {
       .def("__str__", [](const LoweringDecision& d) { return to_string(d); })
       .def("__repr__", [](const LoweringDecision& d) { return "<LoweringDecision " + to_string(d) + ">"; });
 
+  // One group a backend claimed (lathe::Partition): its nodes, operands,
+  // outputs and the payload its preprocess() returned.
+  py::class_<Partition>(m, "Partition")
+      .def_readonly("method", &Partition::method)
+      .def_readonly("delegate", &Partition::delegate)
+      .def_readonly("nodes", &Partition::nodes)
+      .def_readonly("inputs", &Partition::inputs)
+      .def_readonly("constants", &Partition::constants)
+      .def_readonly("outputs", &Partition::outputs)
+      .def_property_readonly("payload",
+                             [](const Partition& p) {
+                               return py::bytes(reinterpret_cast<const char*>(p.payload.data()), p.payload.size());
+                             })
+      .def("__repr__", [](const Partition& p) {
+        return "<Partition " + p.method + " delegate " + std::to_string(p.delegate) + ": " +
+               std::to_string(p.nodes.size()) + " node(s), " + std::to_string(p.payload.size()) + " payload bytes>";
+      });
+
   py::class_<PyProgram>(m, "Program")
       .def_property_readonly("methods", &PyProgram::methods)
       .def("inspect", &PyProgram::inspect)
@@ -322,6 +350,7 @@ PYBIND11_MODULE(_lathe, m) {
       .def("transform", &PyProgram::transform, py::arg("passes") = "default", py::arg("keep") = std::vector<std::string>{},
            py::arg("method") = py::none(), py::arg("verify") = false)
       .def("lower", &PyProgram::lower, py::arg("backend") = "xnnpack", py::arg("method") = py::none())
+      .def("partitions", &PyProgram::partitions, py::arg("backend") = "xnnpack", py::arg("method") = py::none())
       .def("save", &PyProgram::save, py::arg("path"), py::arg("format") = "2.9")
       .def("to_bytes", &PyProgram::to_bytes, py::arg("format") = "2.9")
       .def("run", &PyProgram::run, py::arg("method") = py::none())

@@ -8,6 +8,8 @@
 
 namespace lathe::python {
 
+thread_local bool CallerArrays::torch_ = false;
+
 namespace {
 
 // ---- DLPack (the stable v0 ABI: "dltensor" capsules) ------------------------------------

@@ -19,4 +19,21 @@ namespace py = pybind11;
 EValue to_evalue(const py::handle& value, size_t index, bool& saw_torch);
 py::object to_python(const EValue& value, bool as_torch);
 
+// Whether the Program.run in progress on this thread was given torch
+// tensors, so a Python backend's execute() receives the kind of arrays the
+// caller passed (torch in, torch out; numpy in, numpy out). Runs execute
+// their nodes on the calling thread, so a thread-local is enough.
+class CallerArrays {
+ public:
+  explicit CallerArrays(bool torch) : previous_(torch_) { torch_ = torch; }
+  ~CallerArrays() { torch_ = previous_; }
+  CallerArrays(const CallerArrays&) = delete;
+  CallerArrays& operator=(const CallerArrays&) = delete;
+  static bool torch() { return torch_; }
+
+ private:
+  bool previous_;
+  static thread_local bool torch_;
+};
+
 }  // namespace lathe::python

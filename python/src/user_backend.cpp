@@ -56,7 +56,7 @@ class PythonHandle : public DelegateHandle {
     py::gil_scoped_acquire gil;
     try {
       py::list args;
-      for (const Tensor* t : ins) args.append(to_python(EValue(*t), false));
+      for (const Tensor* t : ins) args.append(to_python(EValue(*t), CallerArrays::torch()));
       const py::bytes payload(reinterpret_cast<const char*>(payload_.data()), payload_.size());
       const py::object result = backend_.attr("execute")(payload, args);
       const py::list outs = py::list(result);

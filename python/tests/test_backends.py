@@ -76,6 +76,26 @@ def test_a_python_backend_claims_preprocesses_and_runs():
     np.testing.assert_allclose(again.run(x)[0], before, rtol=1e-5, atol=1e-6)
 
 
+def test_partitions_are_what_lower_hands_the_backend():
+    # For a user who serializes the claimed groups in their own format
+    # instead of running the lowered program (issue 31).
+    backend = NumpyLinear("numpy_linear_parts")
+    lathe.register_backend(backend)
+    p = fixture("simple_linear")
+    (part,) = p.partitions("numpy_linear_parts")
+    assert isinstance(part, lathe.Partition)
+    assert (part.method, part.delegate, part.nodes) == ("model", 0, ["addmm"])
+    assert sorted(part.constants) == ["p_linear_bias", "p_linear_weight"]
+    assert set(part.inputs) == {"arg", "p_linear_bias", "p_linear_weight"}
+    assert part.outputs == ["addmm"]
+    w = np.load(io.BytesIO(part.payload))["w"]
+    assert w.shape == (3, 3)
+    assert [n.target for n in p.graph().nodes] == ["aten.permute.default", "aten.addmm.default"]  # not lowered
+    # The guard holds here too: a runtime weight is never in a partition.
+    (mm_part,) = fixture("computed_weight").partitions("numpy_linear_parts")
+    assert mm_part.nodes == ["mm"]
+
+
 def test_a_runtime_weight_is_never_claimed_and_the_reason_is_given_NEG():
     backend = NumpyLinear("numpy_linear_guard")
     lathe.register_backend(backend)
@@ -131,6 +151,10 @@ def test_registration_is_checked_NEG():
     lathe.register_backend(NumpyLinear("twice"))
     with pytest.raises(lathe.Error, match="'twice' is already registered"):
         lathe.register_backend(NumpyLinear("twice"))
+    # The name becomes the op lathe.delegate.<name>: an identifier only.
+    for bad in ["numpy\x00linear", "numpy.linear", "a b", "\x1b[31mred", "lin\u202eear"]:
+        with pytest.raises(lathe.Error, match="is not an identifier"):
+            lathe.register_backend(NumpyLinear(bad))
 
 
 def test_the_example_backend_runs_as_the_docs_show():

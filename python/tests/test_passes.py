@@ -257,6 +257,19 @@ def test_a_pass_that_breaks_an_invariant_is_refused_and_the_program_untouched_NE
     assert p.run(x)[0].shape == (2, 3)
 
 
+@pytest.mark.parametrize("name", ["a\x00b", "\x1b]0;title\x07", "pass\u202eevil", "two\nlines"])
+def test_pass_names_must_be_printable_NEG(name):
+    # Names are printed in explanations and errors: a NUL would end one
+    # early, an escape would drive the terminal (issue 33).
+    class Odd(lathe.Pass):
+        def run(self, rw):
+            return False
+
+    Odd.name = name
+    with pytest.raises(lathe.Error, match="pass names must be printable"):
+        fixture("simple_linear").transform([Odd()])
+
+
 def test_verify_runs_the_differential_check_after_user_passes_NEG():
     class Negate(lathe.Pass):
         name = "negate_output"

@@ -108,3 +108,47 @@ def test_to_exported_program_round_trip():
     p = lathe.from_exported_program(torch.export.export(lin, (x,)))
     ep = p.to_exported_program()
     torch.testing.assert_close(ep.module()(x), lin(x), rtol=RTOL, atol=ATOL)
+
+
+def test_a_python_backend_gets_the_kind_of_arrays_the_caller_passed():
+    # Issue 31: execute() receives what run() was given (torch in, torch out;
+    # numpy in, numpy out), so a backend prototyped in torch needs no
+    # conversions of its own.
+    import io
+
+    class TorchLinear(lathe.Backend):
+        name = "torch_linear_kinds"
+        constant_args = {"aten.linear.default": ["weight", "bias"]}
+        seen = []
+
+        def support(self, node):
+            return None if node.target == "aten.linear.default" else "only linear"
+
+        def preprocess(self, subgraph):
+            (node,) = subgraph.nodes
+            buf = io.BytesIO()
+            x_position = [v.name for v in subgraph.inputs].index(node.arguments["input"].name)
+            np.savez(buf, w=subgraph.constants[node.arguments["weight"].name],
+                     b=subgraph.constants[node.arguments["bias"].name], x=np.array(x_position))
+            return buf.getvalue()
+
+        def execute(self, payload, inputs):
+            p = np.load(io.BytesIO(payload))
+            x = inputs[int(p["x"])]
+            self.seen.append({type(v).__name__ for v in inputs})
+            if isinstance(x, torch.Tensor):
+                return [torch.nn.functional.linear(x, torch.from_numpy(p["w"]), torch.from_numpy(p["b"]))]
+            return [x @ p["w"].T + p["b"]]
+
+    lathe.register_backend(TorchLinear())
+    p = lathe.load(os.path.join(SOURCE, "fixtures", "simple_linear.pt2"))
+    lowered, _ = p.lower("torch_linear_kinds")
+    x = torch.randn(2, 3)
+    (expected,) = p.run(x)
+    (got,) = lowered.run(x)
+    assert isinstance(got, torch.Tensor)
+    torch.testing.assert_close(got, expected)
+    (got_np,) = lowered.run(x.numpy())
+    assert isinstance(got_np, np.ndarray)
+    np.testing.assert_allclose(got_np, expected.numpy(), rtol=1e-5, atol=1e-6)
+    assert TorchLinear.seen == [{"Tensor"}, {"ndarray"}]

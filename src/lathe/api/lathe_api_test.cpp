@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -532,16 +533,22 @@ class ScaledRelu : public Backend {
   };
 };
 
-TEST(LatheApi, ACallersBackendIsRegisteredLoweredToAndRun) {
-  ASSERT_TRUE(register_backend(std::make_shared<ScaledRelu>()).ok());
-  EXPECT_THAT(available_backends(), ::testing::Contains("test_scaled_relu"));
-  EXPECT_THAT(register_backend(std::make_shared<ScaledRelu>()).error().message(),
-              HasSubstr("a backend named 'test_scaled_relu' is already registered"));
+// A program with one method, "model", whose graph the test builds.
+Program one_empty_method() {
   Program program;
   Method m;
   m.name = "model";
   m.program = std::make_unique<ExportedProgram>();
   program.methods.push_back(std::move(m));
+  return program;
+}
+
+TEST(LatheApi, ACallersBackendIsRegisteredLoweredToAndRun) {
+  ASSERT_TRUE(register_backend(std::make_shared<ScaledRelu>()).ok());
+  EXPECT_THAT(available_backends(), ::testing::Contains("test_scaled_relu"));
+  EXPECT_THAT(register_backend(std::make_shared<ScaledRelu>()).error().message(),
+              HasSubstr("a backend named 'test_scaled_relu' is already registered"));
+  Program program = one_empty_method();
   GraphBuilder b(*program.methods[0].program);
   Value* x = b.user_input("x", {4});
   b.user_output(b.call("aten.relu.default", {{"self", x}}, {4}));
@@ -557,6 +564,34 @@ TEST(LatheApi, ACallersBackendIsRegisteredLoweredToAndRun) {
   ASSERT_TRUE(out.ok()) << out.error().message();
   const float* y = reinterpret_cast<const float*>((*out)[0].data());
   EXPECT_EQ(std::vector<float>(y, y + 4), (std::vector<float>{0, 1.5f, 6, 0}));  // 3 * relu, by hand
+}
+
+// partitions(): what lower() hands the backend, for a caller's own
+// serializer; the program itself is not lowered.
+TEST(LatheApi, PartitionsAreWhatLowerHandsTheBackend) {
+  const std::vector<std::string> known = available_backends();
+  if (std::find(known.begin(), known.end(), "test_scaled_relu") == known.end()) {
+    ASSERT_TRUE(register_backend(std::make_shared<ScaledRelu>()).ok());
+  }
+  Program program = one_empty_method();
+  GraphBuilder b(*program.methods[0].program);
+  Value* x = b.user_input("x", {4});
+  Value* r1 = b.call("aten.relu.default", {{"self", x}}, {4});
+  Value* n = b.call("aten.neg.default", {{"self", r1}}, {4});
+  b.user_output(b.call("aten.relu.default", {{"self", n}}, {4}));
+  auto parts = partitions(program, LowerOptions{"test_scaled_relu", ""});
+  ASSERT_TRUE(parts.ok()) << parts.error().message();
+  ASSERT_EQ(parts->size(), 2u);  // neg between the relus splits them
+  EXPECT_EQ((*parts)[0].method, "model");
+  EXPECT_EQ((*parts)[0].nodes, (std::vector<std::string>{r1->producer()->name()}));
+  EXPECT_EQ((*parts)[0].inputs, (std::vector<std::string>{"x"}));
+  EXPECT_TRUE((*parts)[0].constants.empty());
+  EXPECT_EQ((*parts)[0].outputs, (std::vector<std::string>{r1->name()}));
+  EXPECT_EQ((*parts)[0].payload, (std::vector<std::byte>{std::byte{3}}));
+  EXPECT_EQ((*parts)[1].delegate, 1);
+  EXPECT_EQ((*parts)[1].inputs, (std::vector<std::string>{n->name()}));
+  EXPECT_EQ(program.methods[0].program->graph().node_count(), 3u);  // left as it was
+  EXPECT_FALSE(partitions(program, LowerOptions{"tpu", ""}).ok());
 }
 
 }  // namespace

@@ -25,6 +25,7 @@ Result<LowerReport> lower(Program& program, const LowerOptions& options) {
     r.nodes_after = program.find_method(m.method)->program->graph().node_count();
     r.delegates = static_cast<size_t>(m.report.delegates);
     r.claimed_nodes = static_cast<size_t>(m.report.claimed_nodes);
+    r.delegate_nodes = m.report.delegate_nodes;
     r.explanation = explain_lowering(m);
     for (const NodeDecision& d : m.report.decisions) {
       r.decisions.push_back(LoweringDecision{m.method, d.node, d.op, d.claimed, d.claimed ? d.delegate : -1, d.reason});

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "lathe/api/pass_differential.h"
+#include "lathe/core/printable.h"
 #include "lathe/ir/verify.h"
 #include "lathe/lathe.h"
 #include "lathe/passes/constant_propagation.h"
@@ -58,7 +59,14 @@ Result<std::vector<std::unique_ptr<Pass>>> resolve_steps(const TransformOptions&
   std::vector<std::unique_ptr<Pass>> list;
   for (const PassStep& step : steps) {
     if (step.pass) {
-      if (step.pass->name().empty()) return make_error("a pass object in the pipeline has no name");
+      const std::string_view name = step.pass->name();
+      if (name.empty()) return make_error("a pass object in the pipeline has no name");
+      // Its name is printed in explanations and errors: nothing that would
+      // end it (NUL) or drive the terminal (escapes, bidi overrides).
+      if (printable_name(name) != name) {
+        return make_error("a pass object in the pipeline is named '" + printable_name(name) +
+                          "': pass names must be printable (no NUL, control or bidi-override characters)");
+      }
       list.push_back(std::make_unique<CallerPass>(step.pass));
       continue;
     }

@@ -1,9 +1,11 @@
 #include "lathe/backends/lower.h"
 
+#include <algorithm>
 #include <mutex>
 
 #include "lathe/backends/vulkan/vulkan_backend.h"
 #include "lathe/backends/xnnpack_backend.h"
+#include "lathe/core/printable.h"
 #include "lathe/ir/verify.h"
 #include "lathe/passes/addmm_mm_to_linear.h"
 #include "lathe/passes/decompose.h"
@@ -127,6 +129,16 @@ const Backend* find_backend(const std::string& name) {
 Status register_backend(std::shared_ptr<const Backend> backend) {
   if (!backend || backend->name().empty()) return make_error("register_backend: a backend needs a name");
   const std::string name(backend->name());
+  // The name is written into every archive it lowers, as the op
+  // lathe.delegate.<name>: an identifier, so the op name parses back and a
+  // NUL or control character cannot end or disguise it.
+  const bool identifier = std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  });
+  if (!identifier) {
+    return make_error("register_backend: the name '" + printable_name(name) +
+                      "' is not an identifier (letters, digits and '_'): it becomes the op lathe.delegate.<name>");
+  }
   if (find_backend(name)) return make_error("register_backend: a backend named '" + name + "' is already registered");
   UserBackends& u = user_backends();
   std::lock_guard<std::mutex> lock(u.mu);

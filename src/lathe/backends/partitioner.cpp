@@ -282,8 +282,9 @@ Result<Value*> add_payload_constant(ExportedProgram& ep, Rewriter& rw, const std
 // Replaces one group (its members adjacent in the graph) by a delegate node
 // placed right after its last member. `replaced` maps the values earlier
 // delegates took over to their delegate outputs; this group's are added.
-Status replace_group(ExportedProgram& ep, const Backend& backend, const Plan& plan, const PreparedGroup& g, int id,
-                     std::unordered_map<const Value*, Value*>& replaced) {
+// Returns the delegate node's name.
+Result<std::string> replace_group(ExportedProgram& ep, const Backend& backend, const Plan& plan, const PreparedGroup& g,
+                                  int id, std::unordered_map<const Value*, Value*>& replaced) {
   const std::string backend_name(backend.name());
   std::unordered_set<const Node*> in_group;
   for (int m : g.members) in_group.insert(plan.order[m]);
@@ -318,7 +319,7 @@ Status replace_group(ExportedProgram& ep, const Backend& backend, const Plan& pl
   for (const Value* v : g.outputs) names.push_back(v->name());
   for (auto it = g.members.rbegin(); it != g.members.rend(); ++it) LATHE_RETURN_IF_ERROR(rw.erase_node(plan.order[*it]));
   for (size_t k = 0; k < defined.size(); ++k) LATHE_RETURN_IF_ERROR(rw.rename(defined[k], names[k]));
-  return Status::Ok();
+  return (*node)->name();
 }
 
 }  // namespace
@@ -348,7 +349,8 @@ Result<PartitionReport> partition(ExportedProgram& ep, const Backend& backend) {
   std::unordered_map<const Value*, Value*> replaced;
   for (const PreparedGroup& g : prepared) {
     const int id = report.delegates++;
-    LATHE_RETURN_IF_ERROR(replace_group(ep, backend, plan, g, id, replaced));
+    LATHE_ASSIGN_OR_RETURN(std::string node, replace_group(ep, backend, plan, g, id, replaced));
+    report.delegate_nodes.push_back(std::move(node));
     for (int m : g.members) report.decisions[m].delegate = id;
     report.claimed_nodes += static_cast<int>(g.members.size());
   }

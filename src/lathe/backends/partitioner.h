@@ -35,6 +35,7 @@ struct PartitionReport {
   std::vector<NodeDecision> decisions;  // every node of the method, in order
   int delegates = 0;
   int claimed_nodes = 0;
+  std::vector<std::string> delegate_nodes;  // the delegate-call node each delegate became, by index
 };
 
 Result<PartitionReport> partition(ExportedProgram& program, const Backend& backend);

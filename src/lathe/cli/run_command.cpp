@@ -201,28 +201,34 @@ int run_run(const RunOptions& o, std::ostream& out, std::ostream& err) {
     err << "lathe run: " << e.message() << "\n";
     return 1;
   };
+  // Errors past loading name the archive too (load's own already do): a
+  // script running many archives must be able to tell which one failed.
+  auto fail_in_archive = [&](const Error& e) {
+    const bool named = e.message().rfind(o.path, 0) == 0;
+    return fail(named ? e : Error(o.path + ": " + e.message()));
+  };
   // Delegates' pool: --threads, else every core (left as it is).
   set_threads(std::max(1, o.threads), o.threads_given ? std::max(1, o.threads) : 0);
   auto program = load(o.path);
   if (!program.ok()) return fail(program.error());
   auto picked = pick_method(*program, o);
-  if (!picked.ok()) return fail(picked.error());
+  if (!picked.ok()) return fail_in_archive(picked.error());
   const Method& method = **picked;
   if (!o.backend.empty()) {
-    if (Status lowered = lower_in_memory(*program, method.name, o, err); !lowered.ok()) return fail(lowered.error());
+    if (Status lowered = lower_in_memory(*program, method.name, o, err); !lowered.ok()) return fail_in_archive(lowered.error());
   }
   RunnerOptions ro;
   if (o.max_elements_per_node) ro.max_elements_per_node = *o.max_elements_per_node;
   auto runner = Runner::create(*program, method.name, ro);
-  if (!runner.ok()) return fail(runner.error());
+  if (!runner.ok()) return fail_in_archive(runner.error());
   auto calls = gather_calls(o, method, **runner);
   if (!calls.ok()) return fail(calls.error());
   bool all_ok = true;
   auto outputs = run_calls(o, **runner, *calls, all_ok, out, err);
-  if (!outputs.ok()) return fail(outputs.error());
+  if (!outputs.ok()) return fail_in_archive(outputs.error());
   if (Status s = write_outputs(o, **runner, *outputs, out); !s.ok()) return fail(s.error());
   if (o.repeat > 0) {
-    if (Status s = time_runs(o, **runner, calls->calls[0].inputs, out); !s.ok()) return fail(s.error());
+    if (Status s = time_runs(o, **runner, calls->calls[0].inputs, out); !s.ok()) return fail_in_archive(s.error());
   }
   return o.check && !all_ok ? 1 : 0;
 }

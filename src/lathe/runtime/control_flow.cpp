@@ -44,6 +44,18 @@ Result<bool> truth(const EValue& v) {
   return *kernels::cdata<bool>(kernels::as_dtype(t, DType::Bool));
 }
 
+// A while_loop condition as torch.while_loop checks it: a bool, or a 0-d bool
+// tensor; an int64 count that happens to be non-zero is a program torch
+// would refuse, and its meaning (non-zero is true?) a guess.
+Result<bool> loop_condition(const EValue& v) {
+  if (v.is_tensor() && (v.tensor().dtype != DType::Bool || !v.tensor().sizes.empty())) {
+    return make_error("cond_fn returned a tensor of dtype " + std::string(dtype_name(v.tensor().dtype)) + " and shape " +
+                      shape_string(v.tensor().sizes) + ", not a bool or a 0-d bool tensor (as torch.while_loop requires)");
+  }
+  if (v.is_int()) return make_error("cond_fn returned an int, not a bool (as torch.while_loop requires)");
+  return truth(v);
+}
+
 // The node's declared output sizes, parsed once at plan time, and where
 // this call's operands give the shape symbols they use: a declared [s77, 8]
 // is checked against s77 as the operand declared [s77, 8] gives it. A
@@ -211,12 +223,12 @@ class WhileLoopHandle : public DelegateHandle {
       if (iteration == max_iterations_) {
         return make_error("while_loop ran " + std::to_string(max_iterations_) +
                           " iterations without its condition becoming false (the limit: "
-                          "GraphPlanOptions::max_loop_iterations)");
+                          "ExecutorOptions::max_loop_iterations)");
       }
       auto c = cond_->run(concat(carried, extra));
       if (!c.ok()) return c.error().context("cond_fn, iteration " + std::to_string(iteration));
       if (c->size() != 1) return make_error("cond_fn returned " + std::to_string(c->size()) + " values, not 1");
-      LATHE_ASSIGN_OR_RETURN(bool again, truth((*c)[0]));
+      LATHE_ASSIGN_OR_RETURN(bool again, loop_condition((*c)[0]));
       if (!again) break;
       auto next = body_->run(concat(std::move(carried), extra));
       if (!next.ok()) return next.error().context("body_fn, iteration " + std::to_string(iteration));

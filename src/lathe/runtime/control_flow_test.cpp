@@ -88,14 +88,19 @@ TEST(ControlFlow, CondPredicateWithTwoElements_NEG) {
 }
 
 // while i < 3: (i, acc) = (i + 1, acc + step); returns (i, acc).
-void build_loop(ExportedProgram& ep) {
+// `int_condition`: the condition is i - 3 (int64), which torch.while_loop
+// refuses (it wants a bool).
+void build_loop(ExportedProgram& ep, bool int_condition = false) {
   auto cond = std::make_shared<Graph>();
   {
     GraphBuilder b(*cond);
     Value* i = b.input("i", GraphBuilder::tensor_meta(std::vector<int64_t>{}, DType::Int64));
     b.input("acc", GraphBuilder::tensor_meta({2}));
     b.input("step", GraphBuilder::tensor_meta({2}));
-    b.output(b.call("aten.lt.Scalar", {{"self", i}, {"other", Argument(int64_t{3})}}, std::vector<int64_t>{}, DType::Bool));
+    b.output(int_condition ? b.call("aten.sub.Scalar", {{"self", i}, {"other", Argument(int64_t{3})}},
+                                    std::vector<int64_t>{}, DType::Int64)
+                           : b.call("aten.lt.Scalar", {{"self", i}, {"other", Argument(int64_t{3})}},
+                                    std::vector<int64_t>{}, DType::Bool));
   }
   auto body = std::make_shared<Graph>();
   {
@@ -135,6 +140,21 @@ TEST(ControlFlow, WhileLoopCarriesValuesUntilTheConditionFails) {
     EXPECT_EQ(*kernels::cdata<int64_t>((*out)[0].tensor()), std::max<int64_t>(start, 3));
     EXPECT_EQ(float_values((*out)[1].tensor()), (std::vector<float>{1 + 0.5f * iterations, 2.0f - iterations}));
   }
+}
+
+// _NEG: an int64 condition is refused as torch.while_loop refuses it, not
+// read as "non-zero is true" (issue 33, the hostile probe's while_loop class).
+TEST(ControlFlow, WhileLoopConditionMustBeABool_NEG) {
+  ExportedProgram ep;
+  build_loop(ep, /*int_condition=*/true);
+  auto ex = Executor::create(ep);
+  ASSERT_TRUE(ex.ok()) << ex.error().message();
+  Tensor i0 = Tensor::empty(DType::Int64, {});
+  *kernels::mdata<int64_t>(i0) = 0;
+  auto out = (*ex)->run(std::vector<EValue>{i0, float_tensor({2}, {1, 2}), float_tensor({2}, {0.5f, -1})});
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.error().message().find("cond_fn returned a tensor of dtype int64 and shape [], not a bool or a 0-d bool tensor"),
+            std::string::npos) << out.error().message();
 }
 
 // _NEG: a loop whose condition never turns false stops at the iteration

@@ -541,6 +541,11 @@ Result<std::string> Reader::raw(Value& v, const JsonPath& p) const {
   return std::move(out).value();
 }
 
+Status Reader::check_unread(Value& v, const JsonPath& p) const {
+  LATHE_ASSIGN_OR_RETURN(std::string checked, raw(v, p));
+  return Status::Ok();
+}
+
 Result<SymExpr> Reader::sym_expr(Value& v, const JsonPath& p) const {
   SymExpr out;
   bool have_expr = false;

@@ -220,6 +220,16 @@ class Reader {
   // bytes and padding follow it).
   Result<std::string_view> raw_view(Value& v, const JsonPath& p) const;
 
+  // Checks the grammar of a value nobody read (to_json_string alone would
+  // find its end by brackets and accept `tru`, `[1,]` or `{a: 1}` inside).
+  Status check_unread(Value& v, const JsonPath& p) const;
+  // Where the document's iterator stands (null past the end): unchanged
+  // across a callback when it read nothing.
+  static const char* unread_position(Value& v) {
+    const char* at = nullptr;
+    return v.current_location().get(at) ? nullptr : at;
+  }
+
   Result<SymDim> sym_int(Value& v, const JsonPath& p) const;  // SymInt union
   Result<SymExpr> sym_expr(Value& v, const JsonPath& p) const;
   Result<TensorMeta> tensor_meta(Value& v, const JsonPath& p) const;
@@ -271,7 +281,12 @@ Status Reader::for_each_member(Value& v, const JsonPath& p, Fn&& fn) const {
     Value value = f.value();
     JsonPath mp = p.field(key);
     if (!names.insert(key)) return error(mp, "member appears twice in one object (readers disagree on which to keep)");
+    // A member fn did not read (a name Lathe does not know) would be
+    // skipped by its brackets alone, unchecked; it is checked instead, so a
+    // file PyTorch's reader refuses is not read (see check_unread).
+    const char* before = unread_position(value);
     LATHE_RETURN_IF_ERROR(fn(key, value, mp));
+    if (before && unread_position(value) == before) LATHE_RETURN_IF_ERROR(check_unread(value, mp));
   }
   return Status::Ok();
 }

@@ -147,5 +147,45 @@ TEST(JsonStrictness, DataAfterTheDocumentIsRefused_NEG) {
   EXPECT_TRUE(decode_program_json(doc + " \n\t\r ").ok());
 }
 
+// On-Demand skips a value nobody asks for without checking it: under a
+// member name Lathe does not know, `tru`, `NaN`, `[1,]`, `{a: 1}` or a bad
+// escape were read past, where PyTorch's reader (json.loads) refuses most of
+// them or reads a value Lathe never looked at (issue 33). Every object of the
+// document gets an unknown member holding each malformed value in turn.
+TEST(JsonStrictness, MalformedValuesUnderUnknownNamesAreRefusedEverywhere_NEG) {
+  const std::string doc = program_with_metadata("\"stack_trace\": \"x\"");
+  ASSERT_TRUE(decode_program_json(doc).ok());
+  std::vector<size_t> objects;  // just after each '{' outside strings
+  bool in_string = false;
+  for (size_t i = 0; i < doc.size(); ++i) {
+    if (in_string) {
+      if (doc[i] == '\\') ++i;
+      else if (doc[i] == '"') in_string = false;
+    } else if (doc[i] == '"') {
+      in_string = true;
+    } else if (doc[i] == '{') {
+      objects.push_back(i + 1);
+    }
+  }
+  ASSERT_GT(objects.size(), 20u);
+  std::string at_node = doc;
+  at_node.insert(at_node.find("\"target\""), "\"zz_unknown\": [1,], ");
+  auto refused = decode_program_json(at_node);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message(),
+            "<json>: $.graph_module.graph.nodes[0].zz_unknown: invalid JSON at byte 4 ([json.exception.parse_error.101] "
+            "parse error at line 1, column 4: syntax error while parsing value - unexpected ']'; expected '[', '{', or "
+            "a literal)");
+  for (const std::string bad : {"tru", "NaN", "[1,]", "{a: 1}", "\"\\x\"", "01", "[1 2]"}) {
+    for (size_t at : objects) {
+      const bool empty = doc.find_first_not_of(" \n", at) != std::string::npos && doc[doc.find_first_not_of(" \n", at)] == '}';
+      std::string mutated = doc;
+      mutated.insert(at, "\"zz_unknown\": " + bad + (empty ? "" : ", "));
+      EXPECT_FALSE(decode_program_json(mutated).ok()) << bad << " accepted in the object at byte " << at << ": "
+                                                     << mutated.substr(at > 40 ? at - 40 : 0, 100);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace lathe
