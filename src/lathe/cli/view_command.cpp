@@ -16,12 +16,7 @@
 
 #include "lathe/cli/commands.h"
 #include "lathe/cli/view_model.h"
-#include "lathe/passes/constant_propagation.h"
-#include "lathe/passes/default_pipeline.h"
-#include "lathe/passes/pass_manager.h"
-#include "lathe/passes/pass_registry.h"
-#include "lathe/runtime/constant_evaluator.h"
-#include "lathe/serde/pt2.h"
+#include "lathe/lathe.h"
 
 namespace lathe::cli {
 namespace {
@@ -34,23 +29,19 @@ struct ViewOptions {
   std::string passes;
 };
 
-// The explain records of running `passes` over a fresh copy of BEFORE.
+// The explain records of running `passes` over a fresh copy of BEFORE,
+// through the facade as `lathe transform` runs them (constant_propagation
+// folds on the portable kernels; nothing process-wide is set).
 Result<std::vector<ExplainRecord>> rerun_explain(const std::string& before_path, const std::string& passes,
                                                  const std::string& method) {
-  // constant_propagation folds on the portable kernels, as in `lathe transform`.
-  ConstantPropagation::set_default_evaluator(
-      ConstantEvaluator{[](std::string_view target) { return has_kernel(target); },
-                        [](const ExportedProgram& p) { return evaluate_closed_program(p); }});
-  LATHE_ASSIGN_OR_RETURN(auto list, builtin_passes().create_list(expand_pipeline(passes)));
-  LATHE_RETURN_IF_ERROR(configure_passes(list, PipelineOptions{}));
-  LATHE_ASSIGN_OR_RETURN(Program program, read_pt2(before_path));
-  PassManager pm;
-  for (auto& p : list) pm.add(std::move(p));
-  PassContext ctx;
-  ctx.set_record_rewrites(true);
-  auto ran = pm.run(program, ctx, method);
-  if (!ran.ok()) return ran.error();
-  return ctx.records();
+  LATHE_ASSIGN_OR_RETURN(Program program, load(before_path));
+  TransformOptions o;
+  o.passes = passes;
+  o.method = method;
+  o.source = before_path;
+  o.verify_result = false;  // only the records are wanted; the archives shown were verified when read
+  LATHE_ASSIGN_OR_RETURN(TransformReport report, transform(program, o));
+  return std::move(report.explanations);
 }
 
 int run_view(const ViewOptions& o, std::ostream& out, std::ostream& err) {
@@ -60,7 +51,7 @@ int run_view(const ViewOptions& o, std::ostream& out, std::ostream& err) {
   }
   std::vector<Program> programs;
   for (const std::string& f : o.files) {
-    auto p = read_pt2(f);
+    auto p = load(f);
     if (!p.ok()) {
       err << "lathe view: " << p.error().message() << "\n";
       return 1;

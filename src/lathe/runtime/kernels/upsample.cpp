@@ -341,15 +341,20 @@ Result<const Tensor*> input_arg(KernelCall& c) {
 // per spatial dim; with scale_factors the output is floor(in * scale) and
 // the scales drive the source positions.
 Status vec_sizes(KernelCall& c, const Tensor& x, size_t k, std::vector<int64_t>& size, UpsampleParams& p) {
-  LATHE_ASSIGN_OR_RETURN(auto os, c.optional_int_list("output_size"));
+  // Read into `size` directly: GCC 12 at -O3 reports a copy out of an
+  // optional<vector> as maybe-uninitialized (a false positive).
+  const Argument* given = c.node().input("output_size");
+  const bool have_size = given && !given->is_none();
+  if (have_size) {
+    LATHE_ASSIGN_OR_RETURN(size, c.int_list("output_size"));
+  }
   const Argument* sf = c.node().input("scale_factors");
   const FloatList* factors = sf ? sf->get_if<FloatList>() : nullptr;
   if (sf && !sf->is_none() && !factors) return c.arg_error("scale_factors", "must be a literal float list");
-  if (os.has_value() == (factors != nullptr)) return c.arg_error("output_size", "exactly one of output_size and scale_factors must be given");
+  if (have_size == (factors != nullptr)) return c.arg_error("output_size", "exactly one of output_size and scale_factors must be given");
   if (x.sizes.size() != k + 2) return c.arg_error("input", "must be " + std::to_string(k + 2) + "-D, got " + shape_string(x.sizes));
-  if (os) {
-    if (os->size() != k) return c.arg_error("output_size", "needs " + std::to_string(k) + " values");
-    size = *os;
+  if (have_size) {
+    if (size.size() != k) return c.arg_error("output_size", "needs " + std::to_string(k) + " values");
     return Status::Ok();
   }
   if (factors->items.size() != k) return c.arg_error("scale_factors", "needs " + std::to_string(k) + " values");
