@@ -88,6 +88,9 @@ class PyProgram {
   // so saving it does not verify it again; it cannot change afterwards.
   explicit PyProgram(Program program, bool verified = false)
       : program_(std::make_shared<Program>(std::move(program))), verified_(verified) {}
+  // A program read from `origin` (a path, or "<bytes>"): errors about what
+  // the archive holds name it, as the CLI's do.
+  PyProgram(Program program, std::string origin) : PyProgram(std::move(program)) { origin_ = std::move(origin); }
 
   const Program& program() const { return *held(); }
 
@@ -260,7 +263,12 @@ class PyProgram {
     options.interrupted = ctrl_c_check();
     {
       py::gil_scoped_release nogil;
-      slot->runner = take(Runner::create(*hold, method, options));
+      auto created = Runner::create(*hold, method, options);
+      if (!created.ok()) {
+        const std::string& why = created.error().message();
+        throw LatheError(origin_.empty() || why.rfind(origin_, 0) == 0 ? why : origin_ + ": " + why);
+      }
+      slot->runner = std::move(created).value();
     }
     runners_[method] = slot;
     return slot;
@@ -268,6 +276,7 @@ class PyProgram {
 
   std::shared_ptr<Program> program_;
   bool verified_ = false;
+  std::string origin_;  // where it was loaded from; empty for a transform's or lower's result
   std::map<std::string, std::shared_ptr<Slot>> runners_;
   std::vector<std::weak_ptr<ViewSession>> views_;  // closed with the program
 };
@@ -282,11 +291,12 @@ PyProgram load_any(const py::object& source) {
     auto bytes = std::make_shared<std::vector<std::byte>>(static_cast<size_t>(info.size * info.itemsize));
     std::memcpy(bytes->data(), info.ptr, bytes->size());
     py::gil_scoped_release nogil;
-    return PyProgram(take(load_bytes(std::shared_ptr<const std::vector<std::byte>>(std::move(bytes)), "<bytes>")));
+    return PyProgram(take(load_bytes(std::shared_ptr<const std::vector<std::byte>>(std::move(bytes)), "<bytes>")),
+                     std::string("<bytes>"));
   }
   const std::string path = path_argument(source, "load");
   py::gil_scoped_release nogil;
-  return PyProgram(take(lathe::load(path)));
+  return PyProgram(take(lathe::load(path)), path);
 }
 
 }  // namespace

@@ -275,20 +275,24 @@ TEST(XnnpackRefusal, DeclaredWindowOutputTheInputDoesNotGive_NEG) {
 }
 
 // _NEG (issue 33, item 18): lying metadata on an op without a window (a
-// linear declaring [2, 7] for a [5, 3] weight) is caught when lower builds
-// the delegate as run would, naming the node, instead of by the later run.
+// linear declaring [2, 7] for a [5, 3] weight, or [2, 5, 1]: the right count
+// at the wrong rank, which the delegate would have returned as declared) is
+// refused when lower builds the delegate, naming the node and both shapes.
 TEST(XnnpackRefusal, LowerBuildsTheDelegatesItWrites_NEG) {
-  Program program;
-  program.methods.push_back(Method{"forward", std::make_unique<ExportedProgram>(), {}, {}});
-  GraphBuilder b(*program.methods[0].program);
-  Value* w = b.parameter("fc.weight", {5, 3});
-  Value* x = b.user_input("x", {2, 3});
-  b.user_output(b.call("aten.linear.default", {{"input", x}, {"weight", w}}, {2, 7}));
-  auto lowered = lower_program(program, xnnpack_backend());
-  ASSERT_FALSE(lowered.ok());
-  EXPECT_NE(lowered.error().message().find("would not load (does the input declare tensor sizes"), std::string::npos)
-      << lowered.error().message();
-  EXPECT_NE(lowered.error().message().find("'linear'"), std::string::npos) << lowered.error().message();
+  for (const std::vector<int64_t>& declared : {std::vector<int64_t>{2, 7}, std::vector<int64_t>{2, 5, 1}}) {
+    Program program;
+    program.methods.push_back(Method{"forward", std::make_unique<ExportedProgram>(), {}, {}});
+    GraphBuilder b(*program.methods[0].program);
+    Value* w = b.parameter("fc.weight", {5, 3});
+    Value* x = b.user_input("x", {2, 3});
+    b.user_output(b.call("aten.linear.default", {{"input", x}, {"weight", w}}, declared));
+    auto lowered = lower_program(program, xnnpack_backend());
+    ASSERT_FALSE(lowered.ok());
+    EXPECT_NE(lowered.error().message().find("node 'linear' (aten.linear.default): output 'linear' is declared " +
+                                             shape_string(declared) + ", but input [2, 3] and weight [5, 3] give [2, 5]"),
+              std::string::npos)
+        << lowered.error().message();
+  }
 }
 
 TEST(XnnpackRefusal, ExecutorWithoutTheBackendNamesTheDelegateNode_NEG) {

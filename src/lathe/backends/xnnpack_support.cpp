@@ -470,6 +470,15 @@ Status Lowering::lower_fc(const Node& n, const Value* x, const Value* w, const V
     ins.push_back({bi, "bias"});
   }
   const Value* y = n.defined_values()[0];
+  // The delegate writes its output at the declared shape: a declared shape
+  // the op does not produce (a file's lie) is refused here, naming both,
+  // rather than returned (the portable kernels compute the real one).
+  std::vector<int64_t> computed(xs.begin(), xs.end() - 1);
+  computed.push_back(out_ch);
+  if (sizes_of(y) != computed) {
+    return make_error("output '" + y->name() + "' is declared " + shape_string(sizes_of(y)) + ", but input " +
+                      shape_string(xs) + " and weight " + shape_string(ws) + " give " + shape_string(computed));
+  }
   const int64_t batch = k ? payload_.values[xi].numel() / k : 0;
   emit(n, XnnpackKind::FullyConnected, std::move(ins), define(y, false), xnnpack_params::to_ints(xnnpack_params::FullyConnected{batch, k, out_ch, transpose}),
        {-kInf, kInf});

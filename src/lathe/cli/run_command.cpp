@@ -250,7 +250,8 @@ Command add_run_command(CLI::App& app) {
   cmd->add_option("--rtol", o->rtol, "--check: tolerance relative to the output's max |ref| (default 1e-5)")->check(tolerance_check());
   cmd->add_option("--atol", o->atol, "--check: absolute tolerance (default 0)")->check(tolerance_check());
   cmd->add_option("--max-elements-per-node", o->max_elements_per_node,
-                  "Most elements one node may touch per run, broadcast views at full size (default 2^34)")
+                  "Most elements one node may touch per run, broadcast views at full size (default 2^34); a "
+                  "matmul, linear or convolution may do 16 times as many multiply-adds")
       ->check(CLI::PositiveNumber);
   return Command{cmd, [o, cmd] {
                    o->threads_given = cmd->count("--threads") > 0;

@@ -16,6 +16,7 @@
 
 #include "lathe/cli/commands.h"
 #include "lathe/cli/view_model.h"
+#include "lathe/ir/verify.h"
 #include "lathe/lathe.h"
 
 namespace lathe::cli {
@@ -54,6 +55,13 @@ int run_view(const ViewOptions& o, std::ostream& out, std::ostream& err) {
     auto p = load(f);
     if (!p.ok()) {
       err << "lathe view: " << p.error().message() << "\n";
+      return 1;
+    }
+    // A program that does not verify (a parameter whose stored shape
+    // disagrees with its placeholder, say) is refused as inspect, convert
+    // and run refuse it: a page must not show a program Lathe would not run.
+    if (Status ok = verify(*p); !ok.ok()) {
+      err << "lathe view: " << f << ": " << ok.error().message() << "\n";
       return 1;
     }
     programs.push_back(std::move(p).value());

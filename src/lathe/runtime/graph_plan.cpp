@@ -8,6 +8,7 @@
 
 #include "lathe/core/int_arith.h"
 #include "lathe/runtime/auto_functionalized.h"
+#include "lathe/runtime/contraction_work.h"
 #include "lathe/runtime/control_flow.h"
 #include "lathe/runtime/kernel_call.h"
 #include "lathe/runtime/kernels/util.h"
@@ -101,6 +102,27 @@ std::string over_work_limit(int64_t touched, int64_t limit) {
   return "would touch at least " + count + " elements (tensor operands and outputs at their logical sizes, "
          "broadcast views included), more than the limit of " + std::to_string(limit) +
          " per node (max_elements_per_node: raise it for a program you trust; lathe run --max-elements-per-node)";
+}
+
+// The multiply-adds the node would do, when it is a contraction
+// (contraction_work.h), over its share of the work limit.
+Status check_contraction_work(const PlannedNode& p, const std::vector<EValue>& slots, int64_t max_elements) {
+  auto operand = [&](std::string_view name) -> const Tensor* {
+    for (const BoundArgument& b : p.args) {
+      if (b.arg && b.arg->name == name && b.slots.size() == 1 && b.slots[0] >= 0 && slots[b.slots[0]].is_tensor()) {
+        return &slots[b.slots[0]].tensor();
+      }
+    }
+    return nullptr;
+  };
+  const std::optional<int64_t> work = contraction_multiply_adds(p.node->op_name(), operand);
+  const int64_t limit = max_elements > INT64_MAX / kMultiplyAddsPerElementLimit
+                            ? INT64_MAX
+                            : max_elements * kMultiplyAddsPerElementLimit;
+  if (!work || *work <= limit) return Status::Ok();
+  return make_error("would do at least " + std::to_string(*work) + " multiply-adds, more than the limit of " +
+                    std::to_string(limit) + " per node (" + std::to_string(kMultiplyAddsPerElementLimit) +
+                    " x max_elements_per_node: raise it for a program you trust; lathe run --max-elements-per-node)");
 }
 
 struct OutputBinding {
@@ -437,6 +459,7 @@ Result<std::vector<EValue>> GraphPlan::Impl::run(std::vector<EValue> inputs) {
     touched = 0;
     // Refused before the kernel runs: its operands alone may be too many.
     Status s = p.metered ? touch(operand_elements(p, slots)) : Status::Ok();
+    if (s.ok() && p.metered && !p.handle) s = check_contraction_work(p, slots, max_elements);
     if (s.ok()) {
       KernelCall call(*p.node, p.args, p.outputs, slots, *this, p.prepared.get());
       s = p.handle ? p.handle->execute(call) : p.fn(call);

@@ -112,5 +112,44 @@ TEST(WorkLimit, ImplicitBroadcastCountsTheOutputItWrites) {
   }
 }
 
+// x [1, 1] expanded to a [m, k] and [k, n] pair, multiplied: y = mm.
+Result<std::vector<Tensor>> run_expanded_mm(int64_t m, int64_t k, int64_t n, ExecutorOptions options = {}) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* x = b.user_input("x", {1, 1});
+  Value* a = b.call("aten.expand.default", {{"self", x}, {"size", IntList{{m, k}}}}, {m, k});
+  Value* c = b.call("aten.expand.default", {{"self", x}, {"size", IntList{{k, n}}}}, {k, n});
+  b.user_output(b.call("aten.mm.default", {{"self", a}, {"mat2", c}}, {m, n}));
+  auto ex = Executor::create(ep, options);
+  if (!ex.ok()) return ex.error();
+  return (*ex)->run(std::vector<Tensor>{float_tensor({1, 1}, {0.5f})});
+}
+
+// A contraction's work is its multiply-adds, which its element count does
+// not show: [4096, 65536] x [65536, 4096] touches 2^29 elements (under the
+// 2^34 limit) but is 2^40 multiply-adds (hours on the portable kernels).
+// Refused before it runs, at 16 multiply-adds per element of the limit.
+TEST(WorkLimit, AContractionIsLimitedByItsMultiplyAdds_NEG) {
+  const auto start = std::chrono::steady_clock::now();
+  auto out = run_expanded_mm(4096, 65536, 4096);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.error().message(),
+            "node 'mm' (aten.mm.default): would do at least 1099511627776 multiply-adds, more than the limit of "
+            "274877906944 per node (16 x max_elements_per_node: raise it for a program you trust; lathe run "
+            "--max-elements-per-node)");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
+  // The limit follows max_elements_per_node: 2^20 elements allow 2^24
+  // multiply-adds; 512^3 = 2^27 is over, 64 * 512 * 64 = 2^21 is not.
+  ExecutorOptions small;
+  small.max_elements_per_node = int64_t{1} << 20;
+  auto over = run_expanded_mm(512, 512, 512, small);
+  ASSERT_FALSE(over.ok());
+  EXPECT_NE(over.error().message().find("would do at least 134217728 multiply-adds"), std::string::npos)
+      << over.error().message();
+  auto within = run_expanded_mm(64, 512, 64, small);
+  ASSERT_TRUE(within.ok()) << within.error().message();
+  EXPECT_EQ(float_values((*within)[0])[0], 128.0f);  // 512 * 0.5 * 0.5
+}
+
 }  // namespace
 }  // namespace lathe
