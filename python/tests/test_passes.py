@@ -310,3 +310,73 @@ def test_the_example_pass_runs_as_the_readme_shows(tmp_path):
     r = subprocess.run([sys.executable, example, os.path.join(SOURCE, "fixtures", "computed_weight.pt2"), str(out)],
                        capture_output=True, text=True, check=True)
     assert "my_addmm_to_linear: addmm 'addmm' kept: weight 'mm' is computed at run time by 'mm'" in r.stdout, r.stdout
+
+
+# ---- the spellings of x @ W^T (bmm_to_linear, issue 32) -----------------------------------------
+
+
+class _Einsum(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(6, 4))
+
+    def forward(self, x):
+        return torch.einsum("bsh,oh->bso", x, self.w)
+
+
+class _ExpandedWeight(torch.nn.Module):
+    """bmm over an expanded transposed weight (the 3-D linear decomposition)."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(6, 4))
+
+    def forward(self, x):
+        return torch.bmm(x, self.w.t().expand(x.shape[0], 4, 6))
+
+
+class _RuntimeMatrix(torch.nn.Module):
+    """The same spelling against a matrix the caller passes: must stay a bmm."""
+
+    def forward(self, x, w):
+        return torch.bmm(x, w.t().expand(x.shape[0], 4, 6))
+
+
+@pytest.mark.parametrize("module", [_Einsum, _ExpandedWeight])
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_matmul_spellings_against_a_weight_become_linears(module, dynamic):
+    torch.manual_seed(0)
+    m = module().eval()
+    x = torch.randn(3, 5, 4)
+    shapes = {"x": {0: torch.export.Dim("b", min=1, max=16)}} if dynamic else None
+    ep = torch.export.export(m, (x,), dynamic_shapes=shapes).run_decompositions()
+    assert "aten.bmm.default" in [str(n.target) for n in ep.graph.nodes if n.op == "call_function"]
+    q, why = lathe.from_exported_program(ep).transform("default")
+    targets = [n.target for n in q.graph().nodes]
+    assert "aten.bmm.default" not in targets and "aten.linear.default" in targets, targets
+    (rewrite,) = [e for e in why if e.pass_name == "bmm_to_linear"]
+    assert rewrite.rewritten and "mat2 is weight 'p_w', parameter 'w'" in rewrite.message, rewrite.message
+    for batch in ([3, 1, 16] if dynamic else [3]):
+        xb = torch.randn(batch, 5, 4)
+        (got,) = q.run(xb)
+        torch.testing.assert_close(got, m(xb), rtol=1e-5, atol=1e-5)
+    # PyTorch loads and runs what Lathe wrote.
+    back = torch.export.load(io.BytesIO(q.to_bytes()))
+    torch.testing.assert_close(back.module()(x), m(x), rtol=1e-5, atol=1e-5)
+    if not dynamic:
+        lowered, decisions = q.lower("xnnpack")
+        (linear,) = [d for d in decisions if d.op == "aten.linear.default"]
+        assert linear.claimed, str(linear)
+        (got,) = lowered.run(x)
+        torch.testing.assert_close(got, m(x), rtol=1e-4, atol=1e-4)
+
+
+def test_a_runtime_matrix_stays_a_bmm_NEG():
+    x, w = torch.randn(3, 5, 4), torch.randn(6, 4)
+    ep = torch.export.export(_RuntimeMatrix(), (x, w)).run_decompositions()
+    q, why = lathe.from_exported_program(ep).transform("default")
+    assert "aten.bmm.default" in [n.target for n in q.graph().nodes]
+    (kept,) = [e for e in why if e.pass_name == "bmm_to_linear"]
+    assert not kept.rewritten and "rests on 'w', which is user input" in kept.message, kept.message
+    (got,) = q.run(x, w)
+    torch.testing.assert_close(got, _RuntimeMatrix()(x, w))

@@ -39,7 +39,7 @@ namespace lathe {
 inline constexpr const char* kDefaultPipelineName = "default";
 inline constexpr const char* kDefaultPipeline =
     "inline_grad_regions,decompose,constant_propagation,remove_redundant_views,common_subexpression_elimination,"
-    "addmm_mm_to_linear,remove_dead_code";
+    "addmm_mm_to_linear,bmm_to_linear,remove_dead_code";
 
 // Replaces each item "default" of a comma-separated pass list with the
 // default pipeline ("default,foo" -> "decompose,...,remove_dead_code,foo").

@@ -1,6 +1,7 @@
 #include "lathe/passes/pass_registry.h"
 
 #include "lathe/passes/addmm_mm_to_linear.h"
+#include "lathe/passes/bmm_to_linear.h"
 #include "lathe/passes/common_subexpression_elimination.h"
 #include "lathe/passes/constant_propagation.h"
 #include "lathe/passes/decompose.h"
@@ -51,6 +52,7 @@ const PassRegistry& builtin_passes() {
   static const PassRegistry registry = [] {
     PassRegistry r;
     (void)r.add([] { return std::make_unique<AddmmMmToLinear>(); });
+    (void)r.add([] { return std::make_unique<BmmToLinear>(); });
     (void)r.add([] { return std::make_unique<RemoveDeadCode>(); });
     (void)r.add([] { return std::make_unique<Decompose>(); });
     (void)r.add([] { return std::make_unique<ConstantPropagation>(); });
