@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "lathe/core/int_arith.h"
 #include "lathe/ir/op_catalogue.h"
 #include "lathe/ir/verify.h"
 
@@ -71,7 +72,9 @@ TensorMeta GraphBuilder::tensor_meta(DType dtype, std::vector<SymDim> sizes) {
     m.strides[i] = stride;
     const SymDim& d = sizes[i];
     if (stride.is_concrete() && d.is_concrete()) {
-      stride = stride.value() * std::max<int64_t>(d.value(), 1);
+      // Wrapping, never UB: a shape whose element count passes int64 (a
+      // hostile-input test's broadcast view) is the runtime's to refuse.
+      stride = wrapping_mul(stride.value(), std::max<int64_t>(d.value(), 1));
     } else {
       std::string lhs = d.is_concrete() ? std::to_string(d.value()) : d.expr().expr;
       if (stride.is_concrete() && stride.value() == 1) {
