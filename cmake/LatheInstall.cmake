@@ -8,7 +8,7 @@
 include(CMakePackageConfigHelpers)
 
 set(LATHE_LIBRARY_TARGETS lathe_core lathe_archive lathe_ir lathe_serde lathe_analysis lathe_passes
-    lathe_runtime lathe_backends lathe_harness lathe_api lathe_xnnpack_deps lathe_vulkan_deps lathe_libdeflate)
+    lathe_runtime lathe_backends lathe_harness lathe_api lathe_xnnpack_deps lathe_pthreadpool_deps lathe_vulkan_deps lathe_libdeflate)
 set_target_properties(lathe_api PROPERTIES EXPORT_NAME lathe)
 # Consumers compile Lathe's headers as C++20 too.
 target_compile_features(lathe_core PUBLIC cxx_std_20)

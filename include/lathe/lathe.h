@@ -278,11 +278,12 @@ struct RunnerOptions {
   int64_t max_elements_per_node = int64_t{1} << 34;
 };
 
-// Threads, process-wide like torch.set_num_threads: `portable` for the
-// portable kernels (default 1), `delegates` for the delegates' pool
-// (default: every core; 0 leaves it as it is). Both must be >= 0.
-void set_threads(int portable, int delegates = 0);
-int num_threads();  // the portable kernels' threads
+// Intra-op threads, process-wide like torch.set_num_threads: one pool, shared
+// by the portable kernels and every delegate (XNNPACK runs on the same
+// workers), default 1. `delegates` is what older callers passed for the
+// delegates' separate pool: it sizes the one pool only when `threads` is 0.
+void set_threads(int threads, int delegates = 0);
+int num_threads();  // the pool's threads
 
 // Runs one method: plans once at create(), then runs many times. Inputs and
 // outputs are the method's user inputs and outputs, in signature order;

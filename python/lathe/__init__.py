@@ -14,10 +14,12 @@ from __future__ import annotations
 import io as _io
 
 from ._lathe import (Error, Explanation, Graph, LoweringDecision, Node, Partition, Program, Rewriter, Subgraph, Value,
-                     __version__, backends, load, passes, register_backend, verified_torch_versions)
+                     __version__, backends, load, num_threads, passes, register_backend, set_threads,
+                     verified_torch_versions)
 
 __all__ = ["Backend", "Error", "Explanation", "Graph", "LoweringDecision", "Node", "Partition", "Pass", "Program", "Rewriter",
-           "Subgraph", "Value", "backends", "from_exported_program", "load", "passes", "register_backend",
+           "Subgraph", "Value", "backends", "from_exported_program", "load", "num_threads", "passes", "register_backend",
+           "set_threads",
            "verified_torch_versions"]
 
 

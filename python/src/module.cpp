@@ -376,6 +376,13 @@ PYBIND11_MODULE(_lathe, m) {
     return out;
   });
   m.def("backends", &available_backends);
+  // One intra-op pool for the portable kernels and every delegate, like
+  // torch.set_num_threads (default 1).
+  m.def("set_threads", [](int n) {
+    if (n < 1) throw LatheError("set_threads: the number of threads must be at least 1, not " + std::to_string(n));
+    set_threads(n);
+  }, py::arg("threads"));
+  m.def("num_threads", [] { return lathe::num_threads(); });
   m.def("verified_torch_versions", &verified_torch_versions);
 }
 

@@ -58,6 +58,30 @@ def test_run_matches_reference():
     np.testing.assert_allclose(y, outputs[0], rtol=1e-5, atol=1e-6)
 
 
+def test_one_thread_pool_for_kernels_and_delegates():
+    """set_threads sizes the one pool the portable kernels and XNNPACK share;
+    results do not depend on it (PyTorch's reference outputs at 1 and 2)."""
+    assert lathe.num_threads() == 1  # the default, like a fresh process
+    inputs, outputs = reference("mlp")
+    lowered, _ = lathe.load(fixture("mlp")).lower("xnnpack")
+    try:
+        for n in (2, 1):
+            lathe.set_threads(n)
+            assert lathe.num_threads() == n
+            for p in (lathe.load(fixture("mlp")), lowered):
+                (y,) = p.run(*inputs)
+                np.testing.assert_allclose(y, outputs[0], rtol=1e-5, atol=1e-6)
+    finally:
+        lathe.set_threads(1)
+
+
+@pytest.mark.parametrize("bad", [0, -3])
+def test_set_threads_refuses_fewer_than_one_NEG(bad):
+    with pytest.raises(lathe.Error, match=f"at least 1, not {bad}"):
+        lathe.set_threads(bad)
+    assert lathe.num_threads() == 1
+
+
 def test_run_two_methods_by_name():
     p = lathe.load(fixture("two_methods"))
     for method in p.methods:

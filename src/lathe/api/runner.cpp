@@ -8,9 +8,11 @@
 
 namespace lathe {
 
-void set_threads(int portable, int delegates) {
-  if (portable >= 1) set_num_threads(portable);
-  if (delegates >= 1) set_xnnpack_threads(delegates);
+void set_threads(int threads, int delegates) {
+  // One pool for the portable kernels and every delegate (runtime/parallel.h);
+  // `delegates` sizes it only when `threads` is not given (the API had two).
+  if (threads >= 1) set_num_threads(threads);
+  else if (delegates >= 1) set_num_threads(delegates);
 }
 
 struct Runner::Impl {

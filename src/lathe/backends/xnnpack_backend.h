@@ -46,9 +46,8 @@ class XnnpackBackend : public Backend {
 // The one backend instance (stateless; safe to share).
 const Backend& xnnpack_backend();
 
-// One pthreadpool for every XNNPACK delegate in the process, sized here
-// (n >= 1) before the first delegate runs, or later (the pool is remade).
-// Default: every core.
+// XNNPACK runs on the process's one intra-op pool (runtime/parallel.h):
+// these size that pool, the same as set_num_threads (n >= 1; default 1).
 void set_xnnpack_threads(int n);
 int xnnpack_threads();
 

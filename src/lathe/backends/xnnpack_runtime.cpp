@@ -19,6 +19,7 @@
 #include "lathe/backends/xnnpack_host_ops.h"
 #include "lathe/backends/xnnpack_params.h"
 #include "lathe/backends/xnnpack_backend.h"
+#include "lathe/runtime/parallel.h"
 #include "lathe/runtime/kernels/gemm_blocked.h"
 #include "lathe/runtime/kernels/util.h"
 
@@ -34,23 +35,9 @@ Status ensure_initialized() {
   return Status::Ok();
 }
 
-struct Pool {
-  std::mutex mu;
-  int threads = 0;  // 0: not chosen yet -> every core
-  pthreadpool_t pool = nullptr;
-};
-Pool& pool_state() {
-  static Pool p;
-  return p;
-}
-
-pthreadpool_t thread_pool() {
-  Pool& p = pool_state();
-  std::lock_guard<std::mutex> lock(p.mu);
-  if (!p.threads) p.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  if (!p.pool && p.threads > 1) p.pool = pthreadpool_create(static_cast<size_t>(p.threads));
-  return p.pool;  // nullptr: one thread, XNNPACK runs inline
-}
+// XNNPACK runs on the runtime's one pool (runtime/parallel.h), the
+// workers the portable kernels use: nullptr when it has one thread.
+std::shared_ptr<pthreadpool> thread_pool() { return shared_pthreadpool(); }
 
 // ---- ops ------------------------------------------------------------------------------------
 
@@ -541,8 +528,8 @@ Status XnnpackHandle::execute(KernelCall& call) {
     bound_[payload_.outputs[k]] = *out;
     ptr_[payload_.outputs[k]] = reinterpret_cast<float*>(out->storage->mutable_data()) + out->storage_offset;
   }
-  pthreadpool_t pool = thread_pool();
-  for (const Op& op : ops_) LATHE_RETURN_IF_ERROR(run_op(op, pool));
+  const std::shared_ptr<pthreadpool> pool = thread_pool();  // held: set_num_threads may replace it meanwhile
+  for (const Op& op : ops_) LATHE_RETURN_IF_ERROR(run_op(op, pool.get()));
   return Status::Ok();
 }
 
@@ -552,19 +539,8 @@ Result<std::unique_ptr<DelegateHandle>> XnnpackBackend::init(const DelegateInitA
   return init_handle<XnnpackHandle>(args);
 }
 
-void set_xnnpack_threads(int n) {
-  Pool& p = pool_state();
-  std::lock_guard<std::mutex> lock(p.mu);
-  n = std::max(1, n);
-  if (n == p.threads) return;
-  if (p.pool) pthreadpool_destroy(p.pool);
-  p.pool = nullptr;
-  p.threads = n;
-}
+void set_xnnpack_threads(int n) { set_num_threads(std::max(1, n)); }
 
-int xnnpack_threads() {
-  thread_pool();
-  return pool_state().threads;
-}
+int xnnpack_threads() { return num_threads(); }
 
 }  // namespace lathe

@@ -207,8 +207,8 @@ int run_run(const RunOptions& o, std::ostream& out, std::ostream& err) {
     const bool named = e.message().rfind(o.path, 0) == 0;
     return fail(named ? e : Error(o.path + ": " + e.message()));
   };
-  // Delegates' pool: --threads, else every core (left as it is).
-  set_threads(std::max(1, o.threads), o.threads_given ? std::max(1, o.threads) : 0);
+  // One pool for the portable kernels and the delegates.
+  set_threads(std::max(1, o.threads));
   auto program = load(o.path);
   if (!program.ok()) return fail(program.error());
   auto picked = pick_method(*program, o);
@@ -245,7 +245,7 @@ Command add_run_command(CLI::App& app) {
                   "Reference calls from this folder (<DIR>/<method>/call_<k>/) instead of <stem>.ref beside the "
                   "archive: check a transformed or lowered copy against the original's");
   cmd->add_option("--repeat", o->repeat, "Time N more runs; print median and p90 latency")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--threads", o->threads, "Intra-op threads (default 1; XNNPACK delegates: every core, but their fully-connected ops: 1)")->check(threads_check());
+  cmd->add_option("--threads", o->threads, "Intra-op threads, one pool shared by the portable kernels and the delegates (default 1)")->check(threads_check());
   cmd->add_option("--backend", o->backend, "Lower to this backend in memory first (xnnpack, vulkan)");
   cmd->add_option("--rtol", o->rtol, "--check: tolerance relative to the output's max |ref| (default 1e-5)")->check(tolerance_check());
   cmd->add_option("--atol", o->atol, "--check: absolute tolerance (default 0)")->check(tolerance_check());

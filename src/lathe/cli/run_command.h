@@ -24,7 +24,7 @@ struct RunOptions {
   bool check = false;
   int repeat = 0;
   int threads = 1;
-  bool threads_given = true;  // false: --threads absent (XNNPACK then uses every core)
+  bool threads_given = true;  // false: --threads absent (one thread for everything)
   std::string reference;       // --reference: a <stem>.ref folder; empty: the one beside the archive
   std::string backend;        // --backend: lower to it in memory first ("xnnpack")
   double rtol = 1e-5;

@@ -8,16 +8,21 @@
 #include <thread>
 #include <vector>
 
+#if LATHE_WITH_PTHREADPOOL
+#include <pthreadpool.h>
+#endif
+
 namespace lathe {
 
 namespace {
 
-class Pool {
+// Lathe's own pool, for builds without pthreadpool (no XNNPACK).
+class OwnPool {
  public:
-  explicit Pool(int threads) {
+  explicit OwnPool(int threads) {
     for (int i = 0; i < threads - 1; ++i) workers_.emplace_back([this] { work(); });
   }
-  ~Pool() {
+  ~OwnPool() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       stop_ = true;
@@ -83,6 +88,42 @@ class Pool {
   bool stop_ = false;
 };
 
+#if LATHE_WITH_PTHREADPOOL
+// The pool XNNPACK's operators run on, shared with the portable kernels:
+// one set of workers, sized once (set_num_threads). Lathe's own jobs ask
+// pthreadpool to let its workers sleep when done (YIELD_WORKERS), so no
+// pool spins while the other side works.
+class SharedPthreadpool {
+ public:
+  explicit SharedPthreadpool(int threads)
+      : threads_(threads),
+        pool_(threads > 1 ? pthreadpool_create(static_cast<size_t>(threads)) : nullptr, [](pthreadpool* p) {
+          if (p) pthreadpool_destroy(p);
+        }) {}
+  int size() const { return pool_ ? threads_ : 1; }
+  std::shared_ptr<pthreadpool> raw() const { return pool_; }
+
+  // As OwnPool::run: false (nothing run) when another job holds the pool,
+  // so concurrent executors run serially instead of queueing.
+  bool run(int64_t n, const std::function<void(int64_t)>& fn) {
+    std::unique_lock<std::mutex> busy(job_mu_, std::try_to_lock);
+    if (!busy.owns_lock() || !pool_) return false;
+    auto task = [](void* ctx, size_t i) { (*static_cast<const std::function<void(int64_t)>*>(ctx))(static_cast<int64_t>(i)); };
+    pthreadpool_parallelize_1d(pool_.get(), task, const_cast<std::function<void(int64_t)>*>(&fn), static_cast<size_t>(n),
+                               PTHREADPOOL_FLAG_YIELD_WORKERS);
+    return true;
+  }
+
+ private:
+  int threads_;
+  std::shared_ptr<pthreadpool> pool_;
+  std::mutex job_mu_;
+};
+using Pool = SharedPthreadpool;
+#else
+using Pool = OwnPool;
+#endif
+
 std::mutex g_mu;
 std::shared_ptr<Pool> g_pool;
 
@@ -102,6 +143,14 @@ void set_num_threads(int n) {
 }
 
 int num_threads() { return pool()->size(); }
+
+std::shared_ptr<pthreadpool> shared_pthreadpool() {
+#if LATHE_WITH_PTHREADPOOL
+  return pool()->raw();
+#else
+  return nullptr;
+#endif
+}
 
 void parallel_for(int64_t begin, int64_t end, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
   if (end <= begin) return;
