@@ -47,7 +47,7 @@ void binary_loop(const Tensor& a, const Tensor& b, Tensor& out, F f) {
   O* po = mdata<O>(out);
   const T* pa = cdata<T>(a);
   const T* pb = cdata<T>(b);
-  for_each_row<3>(out.sizes, st, [&](const std::array<int64_t, 3>& off, int64_t n, const std::array<int64_t, 3>& s) {
+  parallel_for_each_row<3>(out.sizes, st, [&](const std::array<int64_t, 3>& off, int64_t n, const std::array<int64_t, 3>& s) {
     O* __restrict o = po + off[0];
     const T* __restrict x = pa + off[1];
     const T* __restrict y = pb + off[2];
@@ -304,7 +304,7 @@ Status where_out(const Tensor& cond_in, const Tensor& a_in, const Tensor& b_in, 
     const bool* pc = cdata<bool>(cond);
     const T* pa = cdata<T>(a);
     const T* pb = cdata<T>(b);
-    for_each_row<4>(shape, st, [&](const std::array<int64_t, 4>& off, int64_t n, const std::array<int64_t, 4>& s) {
+    parallel_for_each_row<4>(shape, st, [&](const std::array<int64_t, 4>& off, int64_t n, const std::array<int64_t, 4>& s) {
       for (int64_t i = 0; i < n; ++i) {
         po[off[0] + i * s[0]] = pc[off[1] + i * s[1]] ? pa[off[2] + i * s[2]] : pb[off[3] + i * s[3]];
       }

@@ -30,7 +30,7 @@ void unary_loop(const Tensor& in, Tensor& out, F f) {
   std::array<std::vector<int64_t>, 2> st{out.strides, in.strides};
   O* po = mdata<O>(out);
   const T* pi = cdata<T>(in);
-  for_each_row<2>(out.sizes, st, [&](const std::array<int64_t, 2>& off, int64_t n, const std::array<int64_t, 2>& s) {
+  parallel_for_each_row<2>(out.sizes, st, [&](const std::array<int64_t, 2>& off, int64_t n, const std::array<int64_t, 2>& s) {
     O* __restrict o = po + off[0];
     const T* __restrict x = pi + off[1];
     if (s[0] == 1 && s[1] == 1) {
@@ -49,7 +49,7 @@ void unary_vec(const Tensor& in, Tensor& out, R rows, F f) {
     std::array<std::vector<int64_t>, 2> st{out.strides, in.strides};
     float* po = mdata<float>(out);
     const float* pi = cdata<float>(in);
-    for_each_row<2>(out.sizes, st, [&](const std::array<int64_t, 2>& off, int64_t n, const std::array<int64_t, 2>& s) {
+    parallel_for_each_row<2>(out.sizes, st, [&](const std::array<int64_t, 2>& off, int64_t n, const std::array<int64_t, 2>& s) {
       if (s[0] == 1 && s[1] == 1) {
         rows(pi + off[1], po + off[0], n);
       } else {

@@ -323,14 +323,16 @@ Status copy_into(const Tensor& src, Tensor& dst) {
     return make_error("copy: source " + shape_string(src.sizes) + " does not broadcast to " + shape_string(dst.sizes));
   }
   std::array<std::vector<int64_t>, 2> strides{dst.strides, broadcast_strides(src, dst.sizes)};
+  // Split over the pool only between distinct storages: a copy within one
+  // storage (an in-place shift) is one memmove's to order.
+  const bool split = dst.storage != src.storage;
   return dispatch_storage(dst.dtype, "copy", [&](auto dtag) -> Status {
     using D = decltype(dtag);
     return dispatch_storage(src.dtype, "copy", [&](auto stag) -> Status {
       using S = decltype(stag);
       D* d = mdata<D>(dst);
       const S* s = cdata<S>(src);
-      for_each_row<2>(dst.sizes, strides, [&](const std::array<int64_t, 2>& off, int64_t n,
-                                             const std::array<int64_t, 2>& st) {
+      auto row = [&](const std::array<int64_t, 2>& off, int64_t n, const std::array<int64_t, 2>& st) {
         D* dp = d + off[0];
         const S* sp = s + off[1];
         if constexpr (std::is_same_v<D, S>) {
@@ -350,7 +352,9 @@ Status copy_into(const Tensor& src, Tensor& dst) {
             dp[i * st[0]] = static_cast<D>(sp[i * st[1]]);
           }
         }
-      });
+      };
+      if (split) parallel_for_each_row<2>(dst.sizes, strides, row);
+      else for_each_row<2>(dst.sizes, strides, row);
       return Status::Ok();
     });
   });

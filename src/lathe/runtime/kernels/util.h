@@ -154,6 +154,16 @@ Status copy_into(const Tensor& src, Tensor& dst);
 template <size_t N, typename F>
 void for_each_row(const std::vector<int64_t>& sizes, const std::array<std::vector<int64_t>, N>& strides, F&& fn);
 
+// for_each_row over the intra-op pool (runtime/parallel.h): the rows, or
+// the one row of a contiguous loop, split into disjoint ranges once the
+// loop has kParallelElements or more. Only for loops whose fn writes each
+// element of a non-overlapping output from the same index of its inputs
+// (elementwise ops, casts, where): what the threads write never meets.
+inline constexpr int64_t kParallelElements = int64_t{1} << 16;
+template <size_t N, typename F>
+void parallel_for_each_row(const std::vector<int64_t>& sizes, const std::array<std::vector<int64_t>, N>& strides,
+                           F&& fn);
+
 // Same sizes/strides, with dims merged where every operand allows it.
 template <size_t N>
 void coalesce(std::vector<int64_t>& sizes, std::array<std::vector<int64_t>, N>& strides);

@@ -1,6 +1,11 @@
 // Template bodies for util.h.
 #pragma once
 
+#include <algorithm>
+#include <climits>
+
+#include "lathe/runtime/parallel.h"
+
 namespace lathe::kernels {
 
 template <size_t N>
@@ -66,6 +71,59 @@ void for_each_row(const std::vector<int64_t>& sizes_in, const std::array<std::ve
       counter[d] = 0;
     }
   }
+}
+
+template <size_t N, typename F>
+void parallel_for_each_row(const std::vector<int64_t>& sizes_in, const std::array<std::vector<int64_t>, N>& strides_in,
+                           F&& fn) {
+  int64_t total = 1;
+  for (int64_t s : sizes_in) {
+    if (s == 0) return;
+    if (__builtin_mul_overflow(total, s, &total)) total = INT64_MAX;
+  }
+  if (total < kParallelElements || num_threads() <= 1) {
+    for_each_row<N>(sizes_in, strides_in, fn);
+    return;
+  }
+  std::vector<int64_t> sizes = sizes_in;
+  std::array<std::vector<int64_t>, N> strides = strides_in;
+  coalesce<N>(sizes, strides);
+  const size_t rank = sizes.size();
+  const int64_t n = sizes[rank - 1];
+  std::array<int64_t, N> inner{};
+  for (size_t k = 0; k < N; ++k) inner[k] = strides[k][rank - 1];
+  const int64_t rows = total / n;
+  constexpr int64_t kGrain = kParallelElements / 4;
+  if (rows == 1) {  // one long row (contiguous operands): split it
+    parallel_for(0, n, kGrain, [&](int64_t b, int64_t e) {
+      std::array<int64_t, N> off{};
+      for (size_t k = 0; k < N; ++k) off[k] = b * inner[k];
+      fn(off, e - b, inner);
+    });
+    return;
+  }
+  parallel_for(0, rows, std::max<int64_t>(1, kGrain / n), [&](int64_t r0, int64_t r1) {
+    // Row r0's counters (outer dims, last fastest) and offsets, then an
+    // odometer as in for_each_row.
+    std::vector<int64_t> counter(rank, 0);
+    std::array<int64_t, N> off{};
+    int64_t r = r0;
+    for (size_t d = rank - 1; d-- > 0;) {
+      counter[d] = r % sizes[d];
+      r /= sizes[d];
+      for (size_t k = 0; k < N; ++k) off[k] += counter[d] * strides[k][d];
+    }
+    for (int64_t row = r0; row < r1; ++row) {
+      fn(off, n, inner);
+      for (size_t d = rank - 1; d-- > 0;) {
+        ++counter[d];
+        for (size_t k = 0; k < N; ++k) off[k] += strides[k][d];
+        if (counter[d] < sizes[d]) break;
+        for (size_t k = 0; k < N; ++k) off[k] -= strides[k][d] * sizes[d];
+        counter[d] = 0;
+      }
+    }
+  });
 }
 
 }  // namespace lathe::kernels
