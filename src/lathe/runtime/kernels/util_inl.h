@@ -42,19 +42,37 @@ void coalesce(std::vector<int64_t>& sizes, std::array<std::vector<int64_t>, N>& 
   strides = std::move(mst);
 }
 
+// A loop's rows after coalescing: every dim but the last is an outer dim;
+// the last is the row, n long, with per-operand stride inner.
+template <size_t N>
+struct Rows {
+  std::vector<int64_t> sizes;
+  std::array<std::vector<int64_t>, N> strides;
+  int64_t n = 0;
+  std::array<int64_t, N> inner{};
+};
+
+template <size_t N>
+Rows<N> coalesced_rows(const std::vector<int64_t>& sizes, const std::array<std::vector<int64_t>, N>& strides) {
+  Rows<N> r{sizes, strides};
+  coalesce<N>(r.sizes, r.strides);
+  r.n = r.sizes.back();
+  for (size_t k = 0; k < N; ++k) r.inner[k] = r.strides[k].back();
+  return r;
+}
+
 template <size_t N, typename F>
 void for_each_row(const std::vector<int64_t>& sizes_in, const std::array<std::vector<int64_t>, N>& strides_in,
                   F&& fn) {
   for (int64_t s : sizes_in) {
     if (s == 0) return;
   }
-  std::vector<int64_t> sizes = sizes_in;
-  std::array<std::vector<int64_t>, N> strides = strides_in;
-  coalesce<N>(sizes, strides);
+  const Rows<N> loop = coalesced_rows<N>(sizes_in, strides_in);
+  const std::vector<int64_t>& sizes = loop.sizes;
+  const std::array<std::vector<int64_t>, N>& strides = loop.strides;
   const size_t rank = sizes.size();
-  const int64_t n = sizes[rank - 1];
-  std::array<int64_t, N> inner{};
-  for (size_t k = 0; k < N; ++k) inner[k] = strides[k][rank - 1];
+  const int64_t n = loop.n;
+  const std::array<int64_t, N>& inner = loop.inner;
   std::vector<int64_t> counter(rank, 0);
   std::array<int64_t, N> off{};
   while (true) {
@@ -85,13 +103,12 @@ void parallel_for_each_row(const std::vector<int64_t>& sizes_in, const std::arra
     for_each_row<N>(sizes_in, strides_in, fn);
     return;
   }
-  std::vector<int64_t> sizes = sizes_in;
-  std::array<std::vector<int64_t>, N> strides = strides_in;
-  coalesce<N>(sizes, strides);
+  const Rows<N> loop = coalesced_rows<N>(sizes_in, strides_in);
+  const std::vector<int64_t>& sizes = loop.sizes;
+  const std::array<std::vector<int64_t>, N>& strides = loop.strides;
   const size_t rank = sizes.size();
-  const int64_t n = sizes[rank - 1];
-  std::array<int64_t, N> inner{};
-  for (size_t k = 0; k < N; ++k) inner[k] = strides[k][rank - 1];
+  const int64_t n = loop.n;
+  const std::array<int64_t, N>& inner = loop.inner;
   const int64_t rows = total / n;
   constexpr int64_t kGrain = kParallelElements / 4;
   if (rows == 1) {  // one long row (contiguous operands): split it
