@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 PYTHON ?= /usr/bin/python3
 
-.PHONY: all deps venv venv-demo venv-torch-next python wheel wheel-test build demo test test-torch-next test-deps bench bench-peers fixtures fixtures-architectures fixtures-quantized fixtures-synthesized clean sanitize fuzz fuzz-deps fuzz-build malformed sweep
+.PHONY: all deps venv venv-demo venv-torch-next python wheel wheel-test build demo test test-torch-next test-deps bench bench-peers bench-llm fixtures fixtures-architectures fixtures-quantized fixtures-synthesized clean sanitize fuzz fuzz-deps fuzz-build malformed sweep
 
 all: build
 
@@ -102,6 +102,14 @@ PEERS_ARGS ?=
 bench-peers: build
 	@bash scripts/setup-peers.sh
 	$(VENV_PYTHON) tools/bench_peers.py --lathe $(BUILD)/lathe $(PEERS_ARGS)
+
+# One KV-cache decode step of a Llama at TinyLlama-1.1B's size (random
+# weights), fp32 / int8 / int4 weight-only, Lathe beside PyTorch eager and the
+# weight-streaming bound (tools/bench_llm_decode.py; ~10 minutes, ~14 GB of
+# memory, 11 GB under /tmp/lathe-llm-decode). LLM_ARGS="--layers 4 --schemes fp32".
+LLM_ARGS ?=
+bench-llm: build
+	$(VENV_PYTHON) tools/bench_llm_decode.py --lathe $(BUILD)/lathe $(LLM_ARGS)
 
 # The older generations PyTorch 2.13 cannot write (pt2-2.8/, legacy-2.4/),
 # synthesized with Debian's torch 1.13, installed for this target only.
