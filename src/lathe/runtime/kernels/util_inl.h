@@ -61,6 +61,20 @@ Rows<N> coalesced_rows(const std::vector<int64_t>& sizes, const std::array<std::
   return r;
 }
 
+// Moves counter/off (the outer dims' indices and each operand's offset) to
+// the next row like an odometer; false after the last row.
+template <size_t N>
+bool next_row(const Rows<N>& loop, std::vector<int64_t>& counter, std::array<int64_t, N>& off) {
+  for (size_t d = loop.sizes.size() - 1; d-- > 0;) {
+    ++counter[d];
+    for (size_t k = 0; k < N; ++k) off[k] += loop.strides[k][d];
+    if (counter[d] < loop.sizes[d]) return true;
+    for (size_t k = 0; k < N; ++k) off[k] -= loop.strides[k][d] * loop.sizes[d];
+    counter[d] = 0;
+  }
+  return false;
+}
+
 template <size_t N, typename F>
 void for_each_row(const std::vector<int64_t>& sizes_in, const std::array<std::vector<int64_t>, N>& strides_in,
                   F&& fn) {
@@ -68,27 +82,11 @@ void for_each_row(const std::vector<int64_t>& sizes_in, const std::array<std::ve
     if (s == 0) return;
   }
   const Rows<N> loop = coalesced_rows<N>(sizes_in, strides_in);
-  const std::vector<int64_t>& sizes = loop.sizes;
-  const std::array<std::vector<int64_t>, N>& strides = loop.strides;
-  const size_t rank = sizes.size();
-  const int64_t n = loop.n;
-  const std::array<int64_t, N>& inner = loop.inner;
-  std::vector<int64_t> counter(rank, 0);
+  std::vector<int64_t> counter(loop.sizes.size(), 0);
   std::array<int64_t, N> off{};
-  while (true) {
-    fn(off, n, inner);
-    // Advance the outer dims like an odometer.
-    size_t d = rank - 1;
-    while (true) {
-      if (d == 0) return;
-      --d;
-      ++counter[d];
-      for (size_t k = 0; k < N; ++k) off[k] += strides[k][d];
-      if (counter[d] < sizes[d]) break;
-      for (size_t k = 0; k < N; ++k) off[k] -= strides[k][d] * sizes[d];
-      counter[d] = 0;
-    }
-  }
+  do {
+    fn(off, loop.n, loop.inner);
+  } while (next_row<N>(loop, counter, off));
 }
 
 template <size_t N, typename F>
@@ -104,41 +102,30 @@ void parallel_for_each_row(const std::vector<int64_t>& sizes_in, const std::arra
     return;
   }
   const Rows<N> loop = coalesced_rows<N>(sizes_in, strides_in);
-  const std::vector<int64_t>& sizes = loop.sizes;
-  const std::array<std::vector<int64_t>, N>& strides = loop.strides;
-  const size_t rank = sizes.size();
-  const int64_t n = loop.n;
-  const std::array<int64_t, N>& inner = loop.inner;
-  const int64_t rows = total / n;
+  const int64_t rows = total / loop.n;
   constexpr int64_t kGrain = kParallelElements / 4;
   if (rows == 1) {  // one long row (contiguous operands): split it
-    parallel_for(0, n, kGrain, [&](int64_t b, int64_t e) {
+    parallel_for(0, loop.n, kGrain, [&](int64_t b, int64_t e) {
       std::array<int64_t, N> off{};
-      for (size_t k = 0; k < N; ++k) off[k] = b * inner[k];
-      fn(off, e - b, inner);
+      for (size_t k = 0; k < N; ++k) off[k] = b * loop.inner[k];
+      fn(off, e - b, loop.inner);
     });
     return;
   }
-  parallel_for(0, rows, std::max<int64_t>(1, kGrain / n), [&](int64_t r0, int64_t r1) {
-    // Row r0's counters (outer dims, last fastest) and offsets, then an
-    // odometer as in for_each_row.
-    std::vector<int64_t> counter(rank, 0);
+  parallel_for(0, rows, std::max<int64_t>(1, kGrain / loop.n), [&](int64_t r0, int64_t r1) {
+    // Row r0's counters (outer dims, last fastest) and offsets, then on
+    // row by row.
+    std::vector<int64_t> counter(loop.sizes.size(), 0);
     std::array<int64_t, N> off{};
     int64_t r = r0;
-    for (size_t d = rank - 1; d-- > 0;) {
-      counter[d] = r % sizes[d];
-      r /= sizes[d];
-      for (size_t k = 0; k < N; ++k) off[k] += counter[d] * strides[k][d];
+    for (size_t d = loop.sizes.size() - 1; d-- > 0;) {
+      counter[d] = r % loop.sizes[d];
+      r /= loop.sizes[d];
+      for (size_t k = 0; k < N; ++k) off[k] += counter[d] * loop.strides[k][d];
     }
     for (int64_t row = r0; row < r1; ++row) {
-      fn(off, n, inner);
-      for (size_t d = rank - 1; d-- > 0;) {
-        ++counter[d];
-        for (size_t k = 0; k < N; ++k) off[k] += strides[k][d];
-        if (counter[d] < sizes[d]) break;
-        for (size_t k = 0; k < N; ++k) off[k] -= strides[k][d] * sizes[d];
-        counter[d] = 0;
-      }
+      fn(off, loop.n, loop.inner);
+      next_row<N>(loop, counter, off);
     }
   });
 }
