@@ -16,11 +16,8 @@
 #include <string>
 #include <vector>
 
-#include <lathe/analysis/constness.h>
-#include <lathe/backends/backend.h>
-#include <lathe/ir/literal_args.h>
+#include <lathe/extend.h>
 #include <lathe/lathe.h>
-#include <lathe/runtime/kernels/util.h>
 
 namespace {
 
@@ -76,7 +73,7 @@ Operands operands(const lathe::Node& n) {
 // The float values of a constant weight (a parameter or lifted constant), in
 // row-major order whatever the stored layout.
 std::vector<float> floats(const lathe::DelegateSubgraph& sub, const lathe::Value* v) {
-  const lathe::Tensor c = lathe::kernels::contiguous_copy(*sub.program.state_tensor(*sub.constness.input_spec(v)));
+  const lathe::Tensor c = lathe::contiguous_copy(*sub.program.state_tensor(*sub.constness.input_spec(v)));
   std::vector<float> out(static_cast<size_t>(c.numel()));
   std::memcpy(out.data(), c.data(), 4 * out.size());
   return out;

@@ -7,9 +7,7 @@
 #include <cstdio>
 #include <memory>
 
-#include <lathe/analysis/constness.h>
-#include <lathe/ir/literal_args.h>
-#include <lathe/ir/rewriter.h>
+#include <lathe/extend.h>
 #include <lathe/lathe.h>
 
 namespace {

@@ -11,6 +11,19 @@ trap 'rm -rf "$tmp"' EXIT
 test -f "$tmp/prefix/include/lathe/lathe.h"
 # The tests' helpers are not installed (several include GoogleTest).
 if grep -rl "gtest/gtest.h" "$tmp/prefix/include"; then echo "installed headers include GoogleTest"; exit 1; fi
+# The public headers' include closure holds none of Lathe's internals: no
+# object pools, name or entry indexes, memory maps, large-block allocators.
+for header in lathe/lathe.h lathe/extend.h; do
+  closure=$(echo "#include <$header>" | "$cxx" -std=c++20 -I"$tmp/prefix/include" -x c++ - -M -MT x | tr ' \\' '\n\n' | grep "/lathe/" | sort -u)
+  echo "$header: $(wc -l <<< "$closure") Lathe headers in its include closure"
+  if grep -E "/(object_pool|name_index|entry_index|mapped_file|large_block)\.h$" <<< "$closure"; then
+    echo "$header pulls in the internal headers above"; exit 1
+  fi
+done
+# The C++ examples are written on those two headers alone.
+if grep -h "#include <lathe/" "$src"/examples/*/*.cpp | grep -vE "<lathe/(lathe|extend)\.h>"; then
+  echo "an example includes a header below the public API"; exit 1
+fi
 test -f "$tmp/prefix/lib/cmake/Lathe/LatheConfig.cmake" || test -f "$tmp/prefix/lib64/cmake/Lathe/LatheConfig.cmake"
 launcher=()
 if command -v ccache > /dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi

@@ -5,6 +5,7 @@
 #include <optional>
 #include <system_error>
 
+#include "lathe/core/mapped_file.h"
 #include "lathe/ir/verify.h"
 #include "lathe/serde/pt2.h"
 

@@ -1,6 +1,7 @@
 // Runner: a runtime::Executor over one method, with the built-in delegates.
 #include "lathe/backends/lower.h"
 #include "lathe/backends/xnnpack_backend.h"
+#include "lathe/core/mapped_file.h"
 #include "lathe/lathe.h"
 #include "lathe/passes/pass_manager.h"
 #include "lathe/runtime/executor.h"

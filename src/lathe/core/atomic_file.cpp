@@ -13,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "lathe/core/mapped_file.h"
 #include "lathe/core/temp_files.h"
 
 namespace lathe {

@@ -227,4 +227,6 @@ Status MappedSources::check() const {
   return Status::Ok();
 }
 
+std::span<const std::byte> FileExtent::bytes() const { return {file->data() + offset, static_cast<size_t>(size)}; }
+
 }  // namespace lathe

@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "lathe/core/file_extent.h"
 #include "lathe/core/result.h"
 
 namespace lathe {
@@ -103,19 +104,6 @@ class MappedSources {
   std::vector<std::shared_ptr<const MappedFile>> files_;
   const std::byte* last_begin_ = nullptr;
   const std::byte* last_end_ = nullptr;
-};
-
-// Bytes that lie, unchanged, at a known place in a mapped file, with the
-// CRC-32 the archive they came from records for them (when they are a whole
-// record). A writer copies such bytes file to file and reuses the CRC, so a
-// weight that was not changed is never read, checksummed or re-encoded.
-struct FileExtent {
-  std::shared_ptr<const MappedFile> file;
-  uint64_t offset = 0;
-  uint64_t size = 0;
-  std::optional<uint32_t> crc32;
-
-  std::span<const std::byte> bytes() const { return {file->data() + offset, static_cast<size_t>(size)}; }
 };
 
 }  // namespace lathe

@@ -8,12 +8,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "lathe/core/dtype.h"
-#include "lathe/core/mapped_file.h"
+#include "lathe/core/file_extent.h"
 #include "lathe/core/result.h"
 
 namespace lathe {

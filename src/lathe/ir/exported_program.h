@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <memory_resource>
 #include <optional>
 #include <string>
 #include <utility>
@@ -16,11 +17,14 @@
 
 #include "lathe/ir/argument.h"
 #include "lathe/ir/graph.h"
-#include "lathe/ir/large_block.h"
 #include "lathe/ir/named_tensors.h"
 #include "lathe/ir/spec_kinds.h"
 
 namespace lathe {
+
+// Where a large graph's tables come from (ir/large_block.h: blocks of 1 MiB
+// and more straight from the system, not from malloc).
+std::pmr::memory_resource* large_block_resource();
 
 // The placeholder name torch.export gives a lifted input: p_<fqn> for a
 // parameter, b_<fqn> for a buffer, c_<name> for a tensor constant, '.' -> '_'.
@@ -74,7 +78,7 @@ class ExportedProgram {
   // Rewriter (passes) or the reader; verify() checks the alignment.
   // (A program can have a million parameters, and passes ask each one's
   // spec: large_block.h says why these live in their own pages.)
-  std::vector<InputSpec, LargeBlockAllocator<InputSpec>> input_specs;
+  std::pmr::vector<InputSpec> input_specs{large_block_resource()};
   std::vector<OutputSpec> output_specs;
 
   // State. Parameters and persistent buffers form the state dict; tensor

@@ -2,12 +2,16 @@
 
 #include <algorithm>
 
+#include "lathe/ir/graph_store.h"
+
 namespace lathe {
+
+Graph::Graph() : store_(std::make_unique<Store>()) {}
 
 Graph::~Graph() {
   // Nodes last-to-first, then placeholders, so no value dies while a later
   // node's argument still points at it (use-lists are not touched during
-  // teardown). The pools, members declared first, go last.
+  // teardown). The pools, in the member declared first, go last.
   for (Node* n = tail_; n;) {
     Node* prev = n->prev_;
     destroy_node(n);
@@ -17,18 +21,18 @@ Graph::~Graph() {
 }
 
 Value* Graph::new_value(ValueKind kind, std::string name) {
-  return new (value_pool_.allocate()) Value(kind, std::move(name), this);
+  return new (store_->value_pool.allocate()) Value(kind, std::move(name), this);
 }
 
 void Graph::destroy_value(Value* v) {
   v->~Value();
-  value_pool_.release(v);
+  store_->value_pool.release(v);
 }
 
 void Graph::destroy_node(Node* n) {
   for (Value* v : n->defined_) destroy_value(v);
   n->~Node();
-  node_pool_.release(n);
+  store_->node_pool.release(n);
 }
 
 void Graph::link_before(Node* n, Node* before) {
@@ -48,34 +52,34 @@ void Graph::unlink(Node* n) {
 Value* Graph::make_value(ValueKind kind, std::string name) {
   // One probe of the name index when the name is free (the common case).
   Value* v = new_value(kind, std::move(name));
-  if (!names_.insert_if_absent(v)) {
+  if (!store_->names.insert_if_absent(v)) {
     v->name_ = unique_name(v->name_);
-    names_.insert(v);
+    store_->names.insert(v);
   }
   return v;
 }
 
 std::string Graph::unique_name(const std::string& base) {
-  if (!names_.contains(base)) return base;
+  if (!store_->names.contains(base)) return base;
   size_t& counter = name_counters_[base];
   std::string candidate;
   do {
     candidate = base + "_" + std::to_string(++counter);
-  } while (names_.contains(candidate));
+  } while (store_->names.contains(candidate));
   return candidate;
 }
 
 Status Graph::rename(Value* value, const std::string& name) {
   if (value->name_ == name) return Status::Ok();
-  if (names_.contains(name)) return make_error("cannot rename '" + value->name_ + "' to '" + name + "': name taken");
-  names_.erase(value);
+  if (store_->names.contains(name)) return make_error("cannot rename '" + value->name_ + "' to '" + name + "': name taken");
+  store_->names.erase(value);
   value->name_ = name;
-  names_.insert(value);
+  store_->names.insert(value);
   return Status::Ok();
 }
 
 Value* Graph::find_value(std::string_view name) const {
-  return names_.find(name);
+  return store_->names.find(name);
 }
 
 Value* Graph::insert_placeholder(ValueKind kind, std::string name, size_t position) {
@@ -119,7 +123,7 @@ Status Graph::remove_input(size_t position) {
   inputs_.erase(inputs_.begin() + static_cast<std::ptrdiff_t>(position));
   renumber_inputs(position);
   if (v) {
-    names_.erase(v);
+    store_->names.erase(v);
     auto it = std::find(placeholder_values_.begin(), placeholder_values_.end(), v);
     if (it != placeholder_values_.end()) {
       placeholder_values_.erase(it);
@@ -162,7 +166,7 @@ Node* Graph::create_node(std::string_view target, std::vector<NamedArgument> inp
 }
 
 Node* Graph::create_node(OpTarget target, std::vector<NamedArgument> inputs, Node* before) {
-  Node* n = new (node_pool_.allocate()) Node(this, target);
+  Node* n = new (store_->node_pool.allocate()) Node(this, target);
   link_before(n, before);
   ++node_count_;
   n->set_inputs(std::move(inputs));
@@ -198,7 +202,7 @@ Status Graph::erase_node(Node* node) {
     }
   }
   for (const auto& in : node->inputs_) node->remove_uses(in.arg);
-  for (const Value* v : node->defined_) names_.erase(v);
+  for (const Value* v : node->defined_) store_->names.erase(v);
   unlink(node);
   --node_count_;
   destroy_node(node);
@@ -253,5 +257,7 @@ std::vector<Value*> Graph::placeholders() const {
   return out;
 }
 
+
+void Graph::settle() const { store_->names.settle(); }
 
 }  // namespace lathe

@@ -15,16 +15,14 @@
 
 #include "lathe/core/result.h"
 #include "lathe/ir/argument.h"
-#include "lathe/ir/name_index.h"
 #include "lathe/ir/node.h"
-#include "lathe/ir/object_pool.h"
 #include "lathe/ir/value.h"
 
 namespace lathe {
 
 class Graph {
  public:
-  Graph() = default;
+  Graph();
   Graph(const Graph&) = delete;
   Graph& operator=(const Graph&) = delete;
   ~Graph();
@@ -62,7 +60,7 @@ class Graph {
   // Carries out work deferred by erasures (the name index settles itself
   // on the next lookup anyway; this is for timing a pass's whole cost, and
   // before the graph is read from several threads).
-  void settle() const { names_.settle(); }
+  void settle() const;
   // A name not yet used in this graph, derived from `base`.
   std::string unique_name(const std::string& base);
 
@@ -129,9 +127,10 @@ class Graph {
   void link_before(Node* n, Node* before);
   void unlink(Node* n);
 
-  // Declared first, destroyed last: every node and value lives in them.
-  ObjectPool<Node> node_pool_;
-  ObjectPool<Value> value_pool_;
+  // The node and value pools and the name index (graph_store.h). Declared
+  // first, destroyed last: every node and value lives in it.
+  struct Store;
+  std::unique_ptr<Store> store_;
 
   std::vector<Argument> inputs_;
   std::vector<Value*> placeholder_values_;  // owned
@@ -140,9 +139,6 @@ class Graph {
   Node* tail_ = nullptr;
   size_t node_count_ = 0;
   uint64_t inputs_version_ = 1;
-  // Keyed by each value's own name (values never move), so a large graph
-  // does not store every name twice.
-  NameIndex names_;
   std::unordered_map<std::string, size_t> name_counters_;
   bool single_tensor_return_ = false;
 };

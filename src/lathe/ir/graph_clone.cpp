@@ -7,6 +7,7 @@
 
 #include "lathe/ir/flat_map.h"
 #include "lathe/ir/graph.h"
+#include "lathe/ir/graph_store.h"
 
 namespace lathe {
 
@@ -65,7 +66,7 @@ Value* Graph::clone_value(const Value& v) {
 }
 
 void Graph::clone_into(Graph& copy, CloneState& state) const {
-  state.values = FlatMap<const Value*, Value*>(names_.size());
+  state.values = FlatMap<const Value*, Value*>(store_->names.size());
   copy.inputs_.reserve(inputs_.size());
   copy.placeholder_values_.reserve(placeholder_values_.size());
   for (const Argument& in : inputs_) {
@@ -96,7 +97,7 @@ void Graph::clone_into(Graph& copy, CloneState& state) const {
     c->hop_single_ = n->hop_single_;
   }
   for (const Argument& out : outputs_) copy.insert_output(state.remap(out));
-  copy.names_ = names_.remapped([&state](const Value* v) { return state.map(v); });
+  copy.store_->names = store_->names.remapped([&state](const Value* v) { return state.map(v); });
   copy.name_counters_ = name_counters_;
   copy.single_tensor_return_ = single_tensor_return_;
 }

@@ -42,4 +42,27 @@ void unmap_large_block(void* p, size_t) { std::free(p); }
 
 #endif
 
+namespace {
+
+class LargeBlockResource final : public std::pmr::memory_resource {
+  void* do_allocate(size_t bytes, size_t alignment) override {
+    if (alignment > alignof(std::max_align_t)) return std::pmr::new_delete_resource()->allocate(bytes, alignment);
+    return LargeBlockAllocator<std::byte>().allocate(bytes);
+  }
+  void do_deallocate(void* p, size_t bytes, size_t alignment) override {
+    if (alignment > alignof(std::max_align_t)) return std::pmr::new_delete_resource()->deallocate(p, bytes, alignment);
+    LargeBlockAllocator<std::byte>().deallocate(static_cast<std::byte*>(p), bytes);
+  }
+  bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override { return this == &other; }
+};
+
+}  // namespace
+
+std::pmr::memory_resource* large_block_resource() {
+  // Never destroyed: a program held by another static object may give its
+  // tables back after this file's statics are gone.
+  static LargeBlockResource* const resource = new LargeBlockResource;
+  return resource;
+}
+
 }  // namespace lathe

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory_resource>
 #include <new>
 
 namespace lathe {
@@ -52,5 +53,10 @@ struct LargeBlockAllocator {
     return true;
   }
 };
+
+// The same policy as a memory resource, for std::pmr containers in public
+// headers (ExportedProgram::input_specs), which then need not include this
+// file: one process-wide instance.
+std::pmr::memory_resource* large_block_resource();
 
 }  // namespace lathe

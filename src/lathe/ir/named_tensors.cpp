@@ -1,9 +1,23 @@
 #include "lathe/ir/named_tensors.h"
 
+#include "lathe/core/entry_index.h"
+
 namespace lathe {
 
+NamedTensors::NamedTensors() = default;
+NamedTensors::NamedTensors(const NamedTensors& other)
+    : entries_(other.entries_), index_(other.index_ ? std::make_unique<EntryIndex>(*other.index_) : nullptr) {}
+NamedTensors& NamedTensors::operator=(const NamedTensors& other) {
+  if (this != &other) *this = NamedTensors(other);
+  return *this;
+}
+NamedTensors::NamedTensors(NamedTensors&& other) noexcept = default;
+NamedTensors& NamedTensors::operator=(NamedTensors&& other) noexcept = default;
+NamedTensors::~NamedTensors() = default;
+
 uint32_t NamedTensors::entry_of(std::string_view name, uint32_t hash) const {
-  return index_.find(name, hash, [this](uint32_t e) { return std::string_view(entries_[e].first); });
+  if (!index_) return EntryIndex::kNone;
+  return index_->find(name, hash, [this](uint32_t e) { return std::string_view(entries_[e].first); });
 }
 
 void NamedTensors::set(const std::string& name, Tensor tensor) {
@@ -12,7 +26,8 @@ void NamedTensors::set(const std::string& name, Tensor tensor) {
     entries_[e].second = std::move(tensor);
     return;
   }
-  index_.insert(static_cast<uint32_t>(entries_.size()), h);
+  if (!index_) index_ = std::make_unique<EntryIndex>();
+  index_->insert(static_cast<uint32_t>(entries_.size()), h);
   entries_.emplace_back(name, std::move(tensor));
 }
 
@@ -27,8 +42,8 @@ bool NamedTensors::erase(std::string_view name) {
   const uint32_t e = entry_of(name, EntryIndex::hash(name));
   if (e == EntryIndex::kNone) return false;
   entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(e));
-  index_.clear();
-  for (uint32_t i = 0; i < entries_.size(); ++i) index_.insert(i, EntryIndex::hash(entries_[i].first));
+  index_->clear();
+  for (uint32_t i = 0; i < entries_.size(); ++i) index_->insert(i, EntryIndex::hash(entries_[i].first));
   return true;
 }
 

@@ -210,6 +210,39 @@ TEST(KernelChecks, ExtremeValuesAreDefined_NEG) {
   EXPECT_EQ(cdata<int64_t>((*r)[2])[0], 0);                                      // 2^124 mod 2^64
 }
 
+// fuzz_runtime found an int64 sum overflowing (undefined in C++). Integer
+// sums, products, einsum contractions, outer and cross products wrap as
+// PyTorch's do; hand-checked: INT64_MAX + 1 = INT64_MIN, 2^62 * 4 = 2^64 = 0.
+TEST(KernelChecks, IntegerReductionsAndProductsWrap_NEG) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* v = b.user_input("v", {2}, DType::Int64);  // [INT64_MAX, 1]
+  Value* p = b.user_input("p", {3}, DType::Int64);  // [2^62, 2^62, 2^62]
+  Value* q = b.user_input("q", {3}, DType::Int64);  // [4, 4, 4]
+  b.user_output(b.call("aten.sum.default", {{"self", v}}, {}, DType::Int64));
+  b.user_output(b.call("aten.prod.default", {{"self", p}}, {}, DType::Int64));
+  b.user_output(b.call("aten.einsum.default", {{"equation", std::string("i->")}, {"tensors", Argument(TensorList{{v}})}},
+                       {}, DType::Int64));
+  b.user_output(b.call("aten.outer.default", {{"self", p}, {"vec2", q}}, {3, 3}, DType::Int64));
+  b.user_output(b.call("aten.linalg_cross.default", {{"self", p}, {"other", q}}, {3}, DType::Int64));
+  auto ex = Executor::create(ep);
+  ASSERT_TRUE(ex.ok()) << ex.error().message();
+  auto filled = [](std::vector<int64_t> xs) {
+    Tensor t = Tensor::empty(DType::Int64, {static_cast<int64_t>(xs.size())});
+    std::copy(xs.begin(), xs.end(), mdata<int64_t>(t));
+    return t;
+  };
+  const int64_t big = int64_t{1} << 62;
+  auto r = (*ex)->run(std::vector<Tensor>{filled({std::numeric_limits<int64_t>::max(), 1}), filled({big, big, big}),
+                                          filled({4, 4, 4})});
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(cdata<int64_t>((*r)[0])[0], std::numeric_limits<int64_t>::min());  // sum
+  EXPECT_EQ(cdata<int64_t>((*r)[1])[0], 0);                                      // prod: 2^186 mod 2^64
+  EXPECT_EQ(cdata<int64_t>((*r)[2])[0], std::numeric_limits<int64_t>::min());  // einsum sum
+  EXPECT_EQ(cdata<int64_t>((*r)[3])[4], 0);                                      // 2^62 * 4
+  EXPECT_EQ(cdata<int64_t>((*r)[4])[1], 0);                                      // 2^64 - 2^64
+}
+
 // More of fuzz_runtime's: repeat counts whose total overflows int64 and a
 // num_layers of 2^61 are errors; strides of an empty tensor whose other dims
 // multiply past int64 saturate; softmax over an empty dim touches nothing.

@@ -7,6 +7,7 @@
 #include <set>
 #include <type_traits>
 
+#include "lathe/core/int_arith.h"
 #include "lathe/runtime/kernels/binary.h"
 #include "lathe/runtime/kernels/gemm.h"
 #include "lathe/runtime/kernels/reduce.h"
@@ -133,7 +134,7 @@ void arrange(const Labeled& v, const std::vector<int>& order, Tensor& out) {
   T* dst = mdata<T>(out);
   for (size_t i = 0; i < po.size(); ++i) {
     Acc s = 0;
-    for (int64_t o : ps) s += static_cast<Acc>(src[po[i] + o]);
+    for (int64_t o : ps) s = wrapping_add(s, static_cast<Acc>(src[po[i] + o]));  // integers wrap as in ATen
     dst[i] = static_cast<T>(s);
   }
 }
@@ -519,7 +520,7 @@ Status outer_out(const Tensor& a, const Tensor& b, Tensor& out) {
     T* po = mdata<T>(out);
     const int64_t n = a.sizes[0], m = b.sizes[0];
     for (int64_t i = 0; i < n; ++i)
-      for (int64_t j = 0; j < m; ++j) po[i * m + j] = static_cast<T>(px[i * x.strides[0]] * py[j * y.strides[0]]);
+      for (int64_t j = 0; j < m; ++j) po[i * m + j] = static_cast<T>(wrapping_mul(px[i * x.strides[0]], py[j * y.strides[0]]));
     return Status::Ok();
   });
 }
@@ -558,9 +559,11 @@ Status linalg_cross_out(const Tensor& a, const Tensor& b, int64_t dim, Tensor& o
       const T* y = pb + ob[i];
       T* z = po + oo[i];
       const int64_t s = sa[d], t = sb[d], u = so[d];
-      z[0] = static_cast<T>(x[s] * y[2 * t] - x[2 * s] * y[t]);
-      z[u] = static_cast<T>(x[2 * s] * y[0] - x[0] * y[2 * t]);
-      z[2 * u] = static_cast<T>(x[0] * y[t] - x[s] * y[0]);
+      // Integers wrap as in ATen (int_arith.h).
+      auto det = [](T p, T q, T r, T w) { return static_cast<T>(wrapping_sub(wrapping_mul(p, q), wrapping_mul(r, w))); };
+      z[0] = det(x[s], y[2 * t], x[2 * s], y[t]);
+      z[u] = det(x[2 * s], y[0], x[0], y[2 * t]);
+      z[2 * u] = det(x[0], y[t], x[s], y[0]);
     }
     return Status::Ok();
   });

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "lathe/core/int_arith.h"
 #include "lathe/runtime/kernels/register.h"
 
 namespace lathe::kernels {
@@ -162,20 +163,15 @@ Status reduce_out(ReduceOp op, const Tensor& in_raw, const std::optional<std::ve
       if (op == ReduceOp::Prod) {
         for_each_output(p, [&](int64_t oi, int64_t base) {
           acc_t<T> v = 1;  // integer products wrap in int64, as ATen's do
-          for_each_reduced(p, base, [&](int64_t off) {
-            if constexpr (std::is_integral_v<acc_t<T>>) {
-              v = static_cast<int64_t>(static_cast<uint64_t>(v) * static_cast<uint64_t>(x[off]));
-            } else {
-              v *= static_cast<acc_t<T>>(x[off]);
-            }
-          });
+          for_each_reduced(p, base, [&](int64_t off) { v = wrapping_mul(v, static_cast<acc_t<T>>(x[off])); });
           o[oi] = static_cast<T>(v);
         });
         return Status::Ok();
       }
       for_each_output(p, [&](int64_t oi, int64_t base) {
         acc_t<T> s = 0;
-        for_each_reduced(p, base, [&](int64_t off) { s += static_cast<acc_t<T>>(x[off]); });
+        // Integer sums wrap in int64, as ATen's do (a signed overflow is undefined in C++).
+        for_each_reduced(p, base, [&](int64_t off) { s = wrapping_add(s, static_cast<acc_t<T>>(x[off])); });
         if (op == ReduceOp::Mean) {
           o[oi] = static_cast<T>(static_cast<double>(s) / static_cast<double>(p.red_numel));
         } else {
