@@ -213,12 +213,9 @@ std::optional<std::vector<int64_t>> view_strides(const Tensor& t, const std::vec
     for (int64_t d = static_cast<int64_t>(newshape.size()) - 1; d >= 0; --d) {
       // Saturating, as Tensor::contiguous_strides does for an empty tensor
       // whose other dims multiply past int64 (fuzz_runtime; an overflow was undefined).
-      int64_t s = 1;
-      if (d != static_cast<int64_t>(newshape.size()) - 1 &&
-          __builtin_mul_overflow(std::max<int64_t>(newshape[d + 1], 1), newstride[d + 1], &s)) {
-        s = std::numeric_limits<int64_t>::max();
-      }
-      newstride[d] = s;
+      newstride[d] = d == static_cast<int64_t>(newshape.size()) - 1
+                         ? 1
+                         : checked_mul(std::max<int64_t>(newshape[d + 1], 1), newstride[d + 1]).value_or(std::numeric_limits<int64_t>::max());
     }
     return newstride;
   }
