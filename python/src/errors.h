@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "lathe/core/result.h"
+#include "lathe/lathe.h"
 
 namespace lathe::python {
 

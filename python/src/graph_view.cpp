@@ -5,9 +5,7 @@
 #include <functional>
 
 #include "errors.h"
-#include "lathe/ir/op_catalogue.h"
-#include "lathe/ir/spec_kinds.h"
-#include "lathe/ir/sym_expr.h"
+#include "lathe/extend.h"
 
 namespace lathe::python {
 

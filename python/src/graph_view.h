@@ -18,8 +18,8 @@
 #include <string>
 #include <unordered_set>
 
-#include "lathe/ir/exported_program.h"
-#include "lathe/ir/graph.h"
+#include "lathe/extend.h"
+#include "lathe/lathe.h"
 
 namespace lathe::python {
 

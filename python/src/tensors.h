@@ -8,7 +8,7 @@
 
 #include <pybind11/pybind11.h>
 
-#include "lathe/runtime/evalue.h"
+#include "lathe/lathe.h"
 
 namespace lathe::python {
 

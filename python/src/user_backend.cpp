@@ -14,10 +14,7 @@
 
 #include "errors.h"
 #include "graph_view.h"
-#include "lathe/backends/backend.h"
-#include "lathe/backends/lower.h"
-#include "lathe/backends/node_args.h"
-#include "lathe/runtime/kernels/util.h"
+#include "lathe/extend.h"
 #include "tensors.h"
 
 namespace lathe::python {
@@ -68,7 +65,7 @@ class PythonHandle : public DelegateHandle {
         EValue v = to_evalue(outs[i], i, torch);
         LATHE_RETURN_IF_ERROR(check_output(call, i, v));
         // An owned copy: the array Python returned is freed with it.
-        LATHE_RETURN_IF_ERROR(call.set_output(i, EValue(kernels::contiguous_copy(v.tensor()))));
+        LATHE_RETURN_IF_ERROR(call.set_output(i, EValue(contiguous_copy(v.tensor()))));
       }
       return Status::Ok();
     } catch (py::error_already_set& e) {

@@ -8,11 +8,7 @@
 
 #include "errors.h"
 #include "graph_view.h"
-#include "lathe/analysis/constness.h"
-#include "lathe/api/infer_meta.h"
-#include "lathe/ir/aten_schemas.h"
-#include "lathe/ir/op_catalogue.h"
-#include "lathe/ir/rewriter.h"
+#include "lathe/extend.h"
 
 namespace lathe::python {
 
@@ -99,42 +95,14 @@ Argument list_argument(const py::sequence& seq) {
 }
 
 // Positional and keyword Python arguments as the op's schema names them
-// (torch 2.13's schemas, ir/aten_schemas.h): PyTorch reads arguments by
-// name and kind, so a node is written as torch.export writes it.
+// (lathe::schema_arguments): PyTorch reads arguments by name and kind, so a
+// node is written as torch.export writes it.
 std::vector<NamedArgument> named_arguments(const std::string& op, const py::sequence& args, const py::dict& kwargs) {
-  const AtenSchema* schema = find_aten_schema(op);
-  if (!schema && args.size() > 0)
-    throw LatheError(op + " has no schema Lathe knows (not an aten op of torch 2.13): pass its arguments by name");
-  std::vector<NamedArgument> out;
-  size_t next = 0;
-  for (const py::handle a : args) {
-    while (schema && next < schema->args.size() && schema->args[next].keyword_only) ++next;
-    if (!schema || next >= schema->args.size())
-      throw LatheError(op + " takes " + std::to_string(next) + " positional argument(s), " + std::to_string(args.size()) + " given");
-    out.push_back(NamedArgument{std::string(schema->args[next++].name), to_argument(a), ArgKind::Positional});
-  }
-  for (const auto& [k, v] : kwargs) {
-    const std::string name = k.cast<std::string>();
-    std::optional<ArgKind> kind = ArgKind::Keyword;
-    if (schema) {
-      auto it = std::find_if(schema->args.begin(), schema->args.end(), [&](const AtenSchemaArg& s) { return s.name == name; });
-      if (it == schema->args.end()) throw LatheError(op + " has no argument '" + name + "'");
-      if (!it->keyword_only) kind = ArgKind::Positional;
-    }
-    for (const NamedArgument& na : out) {
-      if (na.name == name) throw LatheError(op + ": argument '" + name + "' given twice");
-    }
-    out.push_back(NamedArgument{name, to_argument(v), kind});
-  }
-  if (schema) {  // schema order, as PyTorch writes them
-    auto position = [&](const NamedArgument& na) {
-      for (size_t i = 0; i < schema->args.size(); ++i)
-        if (schema->args[i].name == na.name) return i;
-      return schema->args.size();
-    };
-    std::stable_sort(out.begin(), out.end(), [&](const auto& a, const auto& b) { return position(a) < position(b); });
-  }
-  return out;
+  std::vector<Argument> positional;
+  for (const py::handle a : args) positional.push_back(to_argument(a));
+  std::vector<std::pair<std::string, Argument>> keyword;
+  for (const auto& [k, v] : kwargs) keyword.emplace_back(k.cast<std::string>(), to_argument(v));
+  return take(schema_arguments(op, std::move(positional), std::move(keyword)));
 }
 
 // "aten.mul.Tensor" -> the op's own name ("mul"), a base for new value names.

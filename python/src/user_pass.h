@@ -11,7 +11,7 @@
 
 #include <memory>
 
-#include "lathe/passes/pass.h"
+#include "lathe/lathe.h"
 
 namespace lathe::python {
 

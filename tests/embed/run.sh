@@ -13,7 +13,7 @@ test -f "$tmp/prefix/include/lathe/lathe.h"
 if grep -rl "gtest/gtest.h" "$tmp/prefix/include"; then echo "installed headers include GoogleTest"; exit 1; fi
 # The public headers' include closure holds none of Lathe's internals: no
 # object pools, name or entry indexes, memory maps, large-block allocators.
-for header in lathe/lathe.h lathe/extend.h; do
+for header in lathe/lathe.h lathe/extend.h lathe/tools.h; do
   closure=$(echo "#include <$header>" | "$cxx" -std=c++20 -I"$tmp/prefix/include" -x c++ - -M -MT x | tr ' \\' '\n\n' | grep "/lathe/" | sort -u)
   echo "$header: $(wc -l <<< "$closure") Lathe headers in its include closure"
   if grep -E "/(object_pool|name_index|entry_index|mapped_file|large_block)\.h$" <<< "$closure"; then

@@ -1,13 +1,17 @@
-// load / save: the .pt2 reader and writer, from a path or from memory.
+// load / save: the .pt2 reader and writer, from a path or from memory; the
+// schema each method is written with; atomic text files for tools.
 #include "lathe/lathe.h"
+#include "lathe/tools.h"
 
 #include <future>
 #include <optional>
 #include <system_error>
 
+#include "lathe/core/atomic_file.h"
 #include "lathe/core/mapped_file.h"
 #include "lathe/ir/verify.h"
 #include "lathe/serde/pt2.h"
+#include "lathe/serde/schema_versions.h"
 
 namespace lathe {
 
@@ -110,6 +114,35 @@ Result<std::vector<std::byte>> save_bytes(const Program& program, const SaveOpti
     return write_pt2_bytes(program, w);
   }
   return while_verifying(program, w, [&] { return write_pt2_bytes(program, w); });
+}
+
+Result<std::vector<WrittenSchema>> written_schemas(const Program& program, const std::string& format) {
+  LATHE_ASSIGN_OR_RETURN(Pt2Format f, parse_pt2_format(format));
+  std::vector<WrittenSchema> out;
+  for (const Method& m : program.methods) {
+    const ExportedProgram& ep = *m.program;
+    WrittenSchema w{m.name, ep.schema_version.minor, 1, ""};
+    // Only the 2.9 layout carries a schema of 8.x; the older layouts are
+    // written as the 2.4-2.8 exporters wrote them (8.1).
+    if (f == Pt2Format::Pt2Raw) w.written_minor = schema_minor_to_write(ep);
+    const bool read_as_schema8 = ep.schema_version.minor >= kOldestSchemaMinor && !ep.legacy_schema_version;
+    if (f == Pt2Format::Pt2Raw && read_as_schema8 && w.written_minor > w.read_minor)
+      w.raised_because = required_schema_minor(ep).reason;
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+Status check_save_format(const std::string& format) {
+  auto parsed = parse_pt2_format(format);
+  if (!parsed.ok()) return parsed.error();
+  return Status::Ok();
+}
+
+Status write_text_file(const std::string& path, std::string_view text) {
+  return write_file_atomically(path, [&](FileSink& sink) {
+    return sink.write(std::span<const std::byte>(reinterpret_cast<const std::byte*>(text.data()), text.size()));
+  });
 }
 
 }  // namespace lathe

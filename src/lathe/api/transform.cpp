@@ -180,4 +180,6 @@ std::vector<PassInfo> available_passes() {
 
 std::string default_pipeline() { return kDefaultPipeline; }
 
+std::string default_transform_passes() { return kDefaultPasses; }
+
 }  // namespace lathe

@@ -7,10 +7,8 @@
 #include "lathe/cli/commands.h"
 #include "lathe/cli/option_checks.h"
 #include "lathe/cli/progress.h"
-#include "lathe/ir/verify.h"
 #include "lathe/lathe.h"
-#include "lathe/serde/pt2.h"
-#include "lathe/serde/schema_versions.h"
+#include "lathe/tools.h"
 
 namespace lathe::cli {
 
@@ -18,26 +16,17 @@ namespace {
 
 // The writer keeps each method's schema minor unless the program uses
 // something that minor cannot express; then it writes the lowest one that
-// can. Say so: an older loader may refuse the file.
-void report_schema_raises(const Program& program) {
-  for (const Method& m : program.methods) {
-    const ExportedProgram& ep = *m.program;
-    int64_t declared = ep.schema_version.minor;
-    if (declared < kOldestSchemaMinor || ep.legacy_schema_version) continue;
-    int64_t written = schema_minor_to_write(ep);
-    if (written == declared) continue;
-    std::cout << "note: method '" << m.name << "' was read as export schema 8." << declared << " but uses "
-              << required_schema_minor(ep).reason << ", which needs 8." << written << "; written as schema 8."
-              << written << "\n";
-  }
-}
-
-// "export schema 8.12" (or "8.12, 8.20" when methods differ): what was written.
-std::string written_schemas(const Program& program, Pt2Format format) {
+// can. Say so: an older loader may refuse the file. Returns what was
+// written: "export schema 8.12" (or "8.12, 8.20" when methods differ).
+std::string report_schemas(const std::vector<WrittenSchema>& schemas) {
   std::vector<std::string> minors;
-  for (const Method& m : program.methods) {
-    const int64_t minor = format == Pt2Format::Pt2Raw ? schema_minor_to_write(*m.program) : 1;
-    const std::string v = "8." + std::to_string(minor);
+  for (const WrittenSchema& w : schemas) {
+    if (!w.raised_because.empty()) {
+      std::cout << "note: method '" << w.method << "' was read as export schema 8." << w.read_minor << " but uses "
+                << w.raised_because << ", which needs 8." << w.written_minor << "; written as schema 8."
+                << w.written_minor << "\n";
+    }
+    const std::string v = "8." + std::to_string(w.written_minor);
     if (std::find(minors.begin(), minors.end(), v) == minors.end()) minors.push_back(v);
   }
   std::string s = "export schema ";
@@ -46,9 +35,8 @@ std::string written_schemas(const Program& program, Pt2Format format) {
 }
 
 int run_convert(const std::string& in, const std::string& out, const std::string& format_name, bool quiet) {
-  auto format = parse_pt2_format(format_name);
-  if (!format.ok()) {
-    std::cerr << "lathe convert: " << format.error().message() << "\n";
+  if (Status f = check_save_format(format_name); !f.ok()) {
+    std::cerr << "lathe convert: " << f.error().message() << "\n";
     return 2;
   }
   Progress progress = Progress::for_stderr(quiet);
@@ -62,13 +50,15 @@ int run_convert(const std::string& in, const std::string& out, const std::string
   if (!program.ok()) return fail(program.error().message());
   progress.step("verifying " + in);
   if (Status v = verify(*program); !v.ok()) return fail(in + ": " + v.error().message());
-  if (*format == Pt2Format::Pt2Raw) report_schema_raises(*program);
+  auto schemas = written_schemas(*program, format_name);
+  if (!schemas.ok()) return fail(schemas.error().message());
+  const std::string written = report_schemas(*schemas);  // its notes come before the summary line
   progress.step("writing " + out);
   Status w = save(*program, out, SaveOptions{.format = format_name, .verify = false});  // verified above
   if (!w.ok()) return fail(w.error().message());
   progress.finish();
   std::cout << in << " (" << program->source_format << ") -> " << out << " (" << format_name << ", "
-            << written_schemas(*program, *format) << "), "
+            << written << "), "
             << program->methods.size() << (program->methods.size() == 1 ? " method" : " methods") << "\n";
   return 0;
 }

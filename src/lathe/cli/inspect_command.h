@@ -4,8 +4,7 @@
 #include <ostream>
 #include <string>
 
-#include "lathe/core/result.h"
-#include "lathe/ir/program.h"
+#include "lathe/lathe.h"
 
 namespace lathe::cli {
 
@@ -14,10 +13,8 @@ struct InspectOptions {
   bool graph = false;  // also print each method's IR (text mode)
 };
 
-// The summary of a loaded program as text; as JSON it is the facade's
-// lathe::inspect_json (lathe/lathe.h), shared with the Python package.
-std::string inspect_text(const Program& program, const std::string& path, const InspectOptions& options);
-
+// Prints lathe::inspect_text or, with --json, lathe::inspect_json (the
+// Python package prints the same), then verifies what it read.
 int run_inspect(const std::string& path, const InspectOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace lathe::cli

@@ -14,9 +14,8 @@
 #include "lathe/cli/commands.h"
 #include "lathe/cli/option_checks.h"
 #include "lathe/cli/progress.h"
-#include "lathe/core/printable.h"
 #include "lathe/lathe.h"
-#include "lathe/passes/pass_manager.h"
+#include "lathe/tools.h"
 
 namespace lathe::cli {
 

@@ -12,7 +12,7 @@
 
 #include "lathe/cli/commands.h"
 #include "lathe/cli/printable_streams.h"
-#include "lathe/core/temp_files.h"
+#include "lathe/tools.h"
 
 namespace {
 

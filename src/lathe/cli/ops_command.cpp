@@ -8,11 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "lathe/backends/backend.h"
-#include "lathe/backends/lower.h"
 #include "lathe/cli/commands.h"
-#include "lathe/runtime/core_aten.h"
-#include "lathe/runtime/kernel_registry.h"
+#include "lathe/tools.h"
 
 namespace lathe::cli {
 
@@ -20,20 +17,10 @@ namespace {
 
 // How much of the core ATen opset (what run_decompositions() gives) runs,
 // and which ops do not, each with its reason.
-void print_core_aten(std::ostream& out) {
-  const KernelRegistry& kernels = portable_kernels();
-  size_t have = 0;
-  for (std::string_view op : core_aten_ops()) have += kernels.find(op) != nullptr;
-  out << "\ncore ATen (torch " << core_aten_torch_version() << ", " << core_aten_ops().size()
-      << " forward overloads): " << have << " with a portable kernel\n";
-  for (std::string_view op : core_aten_ops()) {
-    if (kernels.find(op)) continue;
-    std::string_view reason = "no kernel yet";
-    for (const CoreAtenGap& g : core_aten_gaps()) {
-      if (g.op == op) reason = g.reason;
-    }
-    out << "  without: " << op << " (" << reason << ")\n";
-  }
+void print_core_aten(const OpSupport& ops, std::ostream& out) {
+  out << "\ncore ATen (torch " << ops.core_aten_torch << ", " << ops.core_aten_ops
+      << " forward overloads): " << ops.core_aten_ops - ops.core_aten_missing.size() << " with a portable kernel\n";
+  for (const auto& [op, reason] : ops.core_aten_missing) out << "  without: " << op << " (" << reason << ")\n";
 }
 
 void print_names(std::ostream& out, const std::vector<std::string>& names) {
@@ -51,10 +38,8 @@ void print_names(std::ostream& out, const std::vector<std::string>& names) {
 // What each backend's support table has a rule for (the same table its
 // lowering and its decompose keep-list are derived from); a rule still
 // decides per node (constness, shapes, dtypes).
-void print_backend_claims(std::ostream& out) {
-  for (const char* name : {"xnnpack", "vulkan"}) {
-    const Backend* b = find_backend(name);
-    const std::vector<std::string> claimed = b ? b->claimed_ops() : std::vector<std::string>{};
+void print_backend_claims(const OpSupport& ops, std::ostream& out) {
+  for (const auto& [name, claimed] : ops.backend_rules) {
     if (claimed.empty()) {
       out << "\n" << name << ": not in this build\n";
       continue;
@@ -65,7 +50,8 @@ void print_backend_claims(std::ostream& out) {
 }
 
 int list_ops(bool json, std::ostream& out) {
-  const std::vector<std::string> ops = portable_kernels().ops();
+  const OpSupport support = op_support();
+  const std::vector<std::string>& ops = support.portable;
   if (json) {
     out << nlohmann::json(ops).dump() << "\n";
     return 0;
@@ -82,8 +68,8 @@ int list_ops(bool json, std::ostream& out) {
     out << "\n" << ns << " (" << names.size() << "):\n";
     print_names(out, names);
   }
-  print_core_aten(out);
-  print_backend_claims(out);
+  print_core_aten(support, out);
+  print_backend_claims(support, out);
   return 0;
 }
 

@@ -8,7 +8,9 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace lathe::cli {
 
@@ -35,6 +37,16 @@ inline CLI::Validator threads_check() { return CLI::Range(1, kMaxThreads); }
 inline CLI::Validator non_empty_check() {
   return CLI::Validator(
       [](std::string& text) -> std::string { return text.empty() ? "must not be empty" : ""; }, "NAME");
+}
+
+// "a,b,,c" -> {"a", "b", "c"}: a comma-separated option's items.
+inline std::vector<std::string> comma_items(const std::string& text) {
+  std::vector<std::string> items;
+  std::istringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (!item.empty()) items.push_back(item);
+  }
+  return items;
 }
 
 // The options of the commands that read one .pt2 and write another

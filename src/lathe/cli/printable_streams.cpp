@@ -2,7 +2,7 @@
 
 #include <iostream>
 
-#include "lathe/core/printable.h"
+#include "lathe/tools.h"
 
 namespace lathe::cli {
 

@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-#include "lathe/core/printable.h"
+#include "lathe/tools.h"
 
 namespace lathe::cli {
 

@@ -8,13 +8,8 @@
 
 #include "lathe/cli/commands.h"
 #include "lathe/cli/option_checks.h"
-#include "lathe/core/printable.h"
-#include "lathe/harness/default_inputs.h"
-#include "lathe/harness/npy.h"
-#include "lathe/harness/reference.h"
-#include "lathe/ir/printer.h"
 #include "lathe/lathe.h"
-#include "lathe/runtime/compare.h"
+#include "lathe/tools.h"
 
 namespace lathe::cli {
 

@@ -4,7 +4,7 @@
 //
 // Runs passes over every method (or one), each method against its own
 // signature, and writes the result atomically. Without --passes it runs
-// kDefaultPasses: addmm_mm_to_linear,remove_dead_code. The result is always
+// lathe::default_transform_passes(): addmm_mm_to_linear,remove_dead_code. The result is always
 // verified before it is written (a program that does not verify is never
 // written); --verify also verifies the input and after every pass, and runs
 // the method before and after every pass on the same inputs (see
@@ -21,12 +21,8 @@
 #include "lathe/cli/option_checks.h"
 #include "lathe/cli/progress.h"
 #include "lathe/cli/view_model.h"
-#include "lathe/core/printable.h"
-#include "lathe/ir/verify.h"
 #include "lathe/lathe.h"
-#include "lathe/passes/default_pipeline.h"
-#include "lathe/passes/pass_manager.h"
-#include "lathe/passes/pass_registry.h"
+#include "lathe/tools.h"
 
 namespace lathe::cli {
 
@@ -35,7 +31,7 @@ namespace {
 struct TransformCommandOptions {
   std::string input;
   std::string output;
-  std::string passes = kDefaultPasses;
+  std::string passes = default_transform_passes();
   std::string method;
   bool explain = false;
   bool verify = false;
@@ -67,18 +63,18 @@ int list_passes(std::ostream& out) {
   const std::vector<PassInfo> passes = available_passes();
   size_t width = 0;
   for (const PassInfo& p : passes) width = std::max(width, p.name.size());
-  out << "passes (default: " << kDefaultPasses << "):\n";
+  out << "passes (default: " << default_transform_passes() << "):\n";
   for (const PassInfo& p : passes) {
     out << "  " << std::left << std::setw(static_cast<int>(width)) << p.name << "  " << p.description << "\n";
   }
-  out << "--passes " << kDefaultPipelineName << ": " << default_pipeline() << "\n";
+  out << "--passes default: " << default_pipeline() << "\n";
   return 0;
 }
 
 lathe::TransformOptions facade_options(const TransformCommandOptions& o, std::ostream& out) {
   lathe::TransformOptions t;
   t.passes = o.passes;
-  t.keep = split_list(o.keep);
+  t.keep = comma_items(o.keep);
   t.method = o.method;
   t.verify_each = o.verify;
   t.check_outputs = o.verify;
@@ -187,7 +183,7 @@ Command add_transform_command(CLI::App& app) {
   add_input_archive(cmd, o->input);
   cmd->add_option("-o,--output", o->output, "The .pt2 archive to write (atomically)");
   cmd->add_option("--passes", o->passes,
-                  std::string("Comma-separated passes, in order (default: ") + kDefaultPasses + ")");
+                  std::string("Comma-separated passes, in order (default: ") + default_transform_passes() + ")");
   add_method_option(cmd, o->method);
   cmd->add_flag("--explain", o->explain, "One line per candidate: rewritten, or kept and why");
   cmd->add_flag("--verify", o->verify,

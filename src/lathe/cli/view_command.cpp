@@ -16,7 +16,6 @@
 
 #include "lathe/cli/commands.h"
 #include "lathe/cli/view_model.h"
-#include "lathe/ir/verify.h"
 #include "lathe/lathe.h"
 
 namespace lathe::cli {

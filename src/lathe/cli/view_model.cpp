@@ -6,12 +6,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "lathe/analysis/constness.h"
-#include "lathe/backends/payload.h"
-#include "lathe/core/atomic_file.h"
-#include "lathe/core/printable.h"
-#include "lathe/ir/printer.h"
-#include "lathe/passes/pass_manager.h"
+#include "lathe/extend.h"
+#include "lathe/lathe.h"
+#include "lathe/tools.h"
 #include "lathe/view/view_template.h"  // generated from src/lathe/view/view.html
 
 namespace lathe::cli {
@@ -285,7 +282,7 @@ std::string dump(Json j) {
 }
 
 Status write_text(const std::string& path, const std::string& text) {
-  return write_file_atomically(path, [&](FileSink& sink) { return sink.write(text); });
+  return write_text_file(path, text);
 }
 
 }  // namespace

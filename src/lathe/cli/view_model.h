@@ -17,9 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "lathe/core/result.h"
-#include "lathe/ir/program.h"
-#include "lathe/passes/pass.h"
+#include "lathe/lathe.h"
 
 namespace lathe::cli {
 

@@ -123,4 +123,10 @@ size_t incomplete_utf8_tail(std::string_view text) {
   return 0;
 }
 
+std::string join_names(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + printable_name(n);  // names from a file
+  return s;
+}
+
 }  // namespace lathe

@@ -23,11 +23,15 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace lathe {
 
 // One name: every control character escaped, \n and \t too.
 std::string printable_name(std::string_view name);
+
+// Names as a list in a message: "model, forward" (each printable_name).
+std::string join_names(const std::vector<std::string>& names);
 
 // A message or output that may span lines: as printable_name, but \n and \t
 // are kept.

@@ -3,7 +3,7 @@
 // stub evaluator that records the constant program it is given and returns
 // hand-computed values; the same pass on the portable kernels, over every
 // fixture and against PyTorch's numbers, is tested in
-// src/lathe/cli/passes_fixtures_test.cpp.
+// src/lathe/passes/passes_fixtures_test.cpp.
 #include "lathe/passes/constant_propagation.h"
 
 #include <gtest/gtest.h>

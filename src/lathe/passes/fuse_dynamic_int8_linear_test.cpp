@@ -1,7 +1,7 @@
 // fuse_dynamic_int8_linear on graphs shaped as torchao 0.18's
 // Int8DynamicActivationInt8WeightConfig exports a linear (PyTorch 2.13): 2-D
 // and 3-D inputs, and each refusal with its reason. The numbers are checked
-// on the real exports in src/lathe/cli/quantized_fixtures_test.cpp.
+// on the real exports in src/lathe/passes/quantized_fixtures_test.cpp.
 #include "lathe/passes/fuse_dynamic_int8_linear.h"
 
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 // fuse_int8_weight_only_matmul on graphs shaped as torchao 0.18's
 // Int8WeightOnlyConfig exports a linear (PyTorch 2.13): the fused form, and
 // each refusal with its reason. The numbers are checked on the real
-// exports in src/lathe/cli/quantized_fixtures_test.cpp.
+// exports in src/lathe/passes/quantized_fixtures_test.cpp.
 #include "lathe/passes/fuse_int8_weight_only_matmul.h"
 
 #include <gtest/gtest.h>

@@ -8,12 +8,6 @@
 
 namespace lathe {
 
-std::string join_names(const std::vector<std::string>& names) {
-  std::string s;
-  for (const auto& n : names) s += (s.empty() ? "" : ", ") + printable_name(n);  // names from a file
-  return s;
-}
-
 Result<bool> PassManager::run(ExportedProgram& program, const std::string& method, PassContext& ctx) {
   if (options_.verify_each) {
     Status ok = verify(program, method);

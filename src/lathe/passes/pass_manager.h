@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "lathe/core/printable.h"  // join_names, for the passes' messages
 #include "lathe/core/result.h"
 #include "lathe/ir/program.h"
 #include "lathe/passes/pass.h"
@@ -70,8 +71,5 @@ class PassManager {
   std::vector<std::unique_ptr<Pass>> passes_;
   std::vector<PassTiming> timings_;
 };
-
-// "encode, decode"
-std::string join_names(const std::vector<std::string>& names);
 
 }  // namespace lathe

@@ -32,7 +32,7 @@ namespace fs = std::filesystem;
 
 // fixtures/*.pt2, the 13 common architectures (fixtures/architectures) and
 // the torchao-quantized encoder and decoder (fixtures/quantized), run as
-// exported (unfused; src/lathe/cli/quantized_fixtures_test.cpp runs them fused).
+// exported (unfused; src/lathe/passes/quantized_fixtures_test.cpp runs them fused).
 std::vector<std::string> fixture_archives() {
   std::vector<std::string> out;
   for (const char* dir : {"fixtures", "fixtures/architectures", "fixtures/quantized"}) {
