@@ -44,4 +44,13 @@ namespace lathe {
 // weight's or an input's bytes in order.
 Tensor contiguous_copy(const Tensor& t);
 
+// The arguments of a call to `op` as torch.export writes them, for
+// Rewriter::create_call: positional ones named by the op's schema (the aten
+// schemas of the verified torch releases), keyword ones checked against it,
+// all in schema order. An op without a known schema takes keyword arguments
+// only. Errors name the op and the argument ("aten.mul.Tensor takes 2
+// positional argument(s), 3 given").
+Result<std::vector<NamedArgument>> schema_arguments(const std::string& op, std::vector<Argument> positional,
+                                                    std::vector<std::pair<std::string, Argument>> keyword);
+
 }  // namespace lathe

@@ -69,6 +69,12 @@ struct SaveOptions {
 Status save(const Program& program, const std::string& path, const SaveOptions& options = {});
 Result<std::vector<std::byte>> save_bytes(const Program& program, const SaveOptions& options = {});
 
+// Every invariant of every method, as load and save check them: the
+// signature names values of its graph in order, every use follows its
+// definition, each weight matches its placeholder's dtype and shape. A
+// program a pass left inconsistent fails here, naming the method and node.
+Status verify(const Program& program);
+
 // What `lathe inspect --json` prints for a program (one JSON object).
 std::string inspect_json(const Program& program);
 
@@ -188,6 +194,9 @@ struct PassInfo {
 // Every pass `passes` may name; default_pipeline() is what "default" expands to.
 std::vector<PassInfo> available_passes();
 std::string default_pipeline();
+// What transform() runs when `passes` and `pipeline` are both empty
+// ("addmm_mm_to_linear,remove_dead_code").
+std::string default_transform_passes();
 
 // ---- lower --------------------------------------------------------------------------------
 
