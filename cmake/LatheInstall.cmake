@@ -4,8 +4,34 @@
 #   target_link_libraries(app PRIVATE lathe::lathe)
 #
 # lathe::lathe is the facade library (include/lathe/lathe.h) and brings every
-# module below it. Headers keep their source layout (<lathe/ir/graph.h>, ...).
+# module below it. The public headers (lathe.h, extend.h, tools.h) and what
+# they include are installed, in their source layout (<lathe/ir/graph.h>, ...).
 include(CMakePackageConfigHelpers)
+
+# The src/ headers (as "lathe/ir/graph.h") that the public headers in
+# include/ reach through `#include "lathe/..."`, recursively.
+function(lathe_public_header_closure out)
+  set(pending ${ARGN})
+  set(found "")
+  while(pending)
+    list(POP_FRONT pending header)
+    if(EXISTS ${PROJECT_SOURCE_DIR}/include/${header})
+      set(path ${PROJECT_SOURCE_DIR}/include/${header})
+    else()
+      set(path ${PROJECT_SOURCE_DIR}/src/${header})
+      list(APPEND found ${header})
+    endif()
+    file(STRINGS ${path} lines REGEX "^#include \"lathe/")
+    foreach(line ${lines})
+      string(REGEX REPLACE "^#include \"([^\"]+)\".*" "\\1" included "${line}")
+      if(NOT included IN_LIST found AND NOT included IN_LIST pending)
+        list(APPEND pending ${included})
+      endif()
+    endforeach()
+  endwhile()
+  list(REMOVE_DUPLICATES found)
+  set(${out} ${found} PARENT_SCOPE)
+endfunction()
 
 set(LATHE_LIBRARY_TARGETS lathe_core lathe_archive lathe_ir lathe_serde lathe_analysis lathe_passes
     lathe_runtime lathe_backends lathe_harness lathe_api lathe_xnnpack_deps lathe_pthreadpool_deps lathe_vulkan_deps lathe_libdeflate)
@@ -21,11 +47,14 @@ if(LATHE_INSTALL)
           INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
   install(TARGETS lathe RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-  install(DIRECTORY ${PROJECT_SOURCE_DIR}/src/lathe DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-          FILES_MATCHING PATTERN "*.h"
-          PATTERN "cli" EXCLUDE PATTERN "testdata" EXCLUDE
-          # The tests' own helpers (several include <gtest/gtest.h>) are not API.
-          PATTERN "*_test_support.h" EXCLUDE PATTERN "*_test_util.h" EXCLUDE)
+  # Of src/lathe, only the headers the public ones include (their include
+  # closure, about 40 files): nothing else is API, so nothing else ships -
+  # not the modules' internals, not the tests' helpers.
+  lathe_public_header_closure(closure lathe/lathe.h lathe/extend.h lathe/tools.h)
+  foreach(header ${closure})
+    get_filename_component(dir ${header} DIRECTORY)
+    install(FILES ${PROJECT_SOURCE_DIR}/src/${header} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/${dir})
+  endforeach()
   install(EXPORT LatheTargets NAMESPACE lathe:: DESTINATION ${LATHE_CMAKE_DIR})
   configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/LatheConfig.cmake.in
                                 ${PROJECT_BINARY_DIR}/LatheConfig.cmake INSTALL_DESTINATION ${LATHE_CMAKE_DIR})

@@ -20,7 +20,15 @@ for header in lathe/lathe.h lathe/extend.h lathe/tools.h; do
     echo "$header pulls in the internal headers above"; exit 1
   fi
 done
-# The C++ examples are written on those two headers alone.
+# Nothing but the public headers and their closure is installed.
+installed=$(cd "$tmp/prefix/include" && find lathe -name '*.h' | sort)
+closure=$(for header in lathe/lathe.h lathe/extend.h lathe/tools.h; do echo "#include <$header>"; done |
+  "$cxx" -std=c++20 -I"$tmp/prefix/include" -x c++ - -M -MT x | tr ' \\' '\n\n' | sed -n "s#^$tmp/prefix/include/##p" | sort -u)
+if [ "$installed" != "$closure" ]; then
+  echo "installed headers outside the public headers' closure:"; comm -23 <(echo "$installed") <(echo "$closure"); exit 1
+fi
+echo "installed: $(wc -l <<< "$installed") headers, the public headers' closure"
+# The C++ examples are written on lathe.h and extend.h alone.
 if grep -h "#include <lathe/" "$src"/examples/*/*.cpp | grep -vE "<lathe/(lathe|extend)\.h>"; then
   echo "an example includes a header below the public API"; exit 1
 fi
