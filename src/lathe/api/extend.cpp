@@ -29,9 +29,11 @@ Result<std::vector<NamedArgument>> schema_arguments(const std::string& op, std::
   size_t next = 0;
   for (Argument& a : positional) {
     while (schema && next < schema->args.size() && schema->args[next].keyword_only) ++next;
-    if (!schema || next >= schema->args.size())
-      return make_error(op + " takes " + std::to_string(next) + " positional argument(s), " +
+    if (!schema || next >= schema->args.size()) {
+      const auto takes = std::count_if(schema->args.begin(), schema->args.end(), [](const AtenSchemaArg& a) { return !a.keyword_only; });
+      return make_error(op + " takes " + std::to_string(takes) + " positional argument(s), " +
                         std::to_string(positional.size()) + " given");
+    }
     out.push_back(NamedArgument{std::string(schema->args[next++].name), std::move(a), ArgKind::Positional});
   }
   for (auto& [name, value] : keyword) {

@@ -596,3 +596,49 @@ TEST(LatheApi, PartitionsAreWhatLowerHandsTheBackend) {
 
 }  // namespace
 }  // namespace lathe
+
+#include "lathe/extend.h"
+
+namespace lathe {
+namespace {
+
+// schema_arguments names a call's arguments as torch.export writes them.
+// The schema is aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1).
+std::vector<std::string> names_and_kinds(const std::vector<NamedArgument>& args) {
+  std::vector<std::string> out;
+  for (const NamedArgument& a : args)
+    out.push_back(a.name + (a.kind == ArgKind::Positional ? ":positional" : a.kind == ArgKind::Keyword ? ":keyword" : ":?"));
+  return out;
+}
+
+TEST(SchemaArguments, NamesPositionalArgumentsAndKeepsSchemaOrder) {
+  auto args = schema_arguments("aten.add.Tensor", {Argument(int64_t{1})}, {{"alpha", Argument(2.0)}, {"other", Argument(int64_t{3})}});
+  ASSERT_TRUE(args.ok()) << args.error().message();
+  EXPECT_EQ(names_and_kinds(*args), (std::vector<std::string>{"self:positional", "other:positional", "alpha:keyword"}));
+  EXPECT_EQ((*args)[1].arg.as<int64_t>(), 3);
+  EXPECT_EQ((*args)[2].arg.as<double>(), 2.0);
+}
+
+TEST(SchemaArguments, AnOpWithoutASchemaTakesKeywordsOnly) {
+  auto named = schema_arguments("my_ns.my_op.default", {}, {{"x", Argument(int64_t{1})}});
+  ASSERT_TRUE(named.ok()) << named.error().message();
+  EXPECT_EQ(names_and_kinds(*named), (std::vector<std::string>{"x:keyword"}));
+}
+
+TEST(SchemaArguments, WrongCallsAreRefusedNamingTheOp_NEG) {
+  auto too_many = schema_arguments("aten.add.Tensor", {Argument(int64_t{1}), Argument(int64_t{2}), Argument(1.0)}, {});
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_EQ(too_many.error().message(), "aten.add.Tensor takes 2 positional argument(s), 3 given");
+  auto unknown = schema_arguments("aten.add.Tensor", {}, {{"beta", Argument(1.0)}});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().message(), "aten.add.Tensor has no argument 'beta'");
+  auto twice = schema_arguments("aten.add.Tensor", {Argument(int64_t{1})}, {{"self", Argument(int64_t{2})}});
+  ASSERT_FALSE(twice.ok());
+  EXPECT_EQ(twice.error().message(), "aten.add.Tensor: argument 'self' given twice");
+  auto no_schema = schema_arguments("my_ns.my_op.default", {Argument(int64_t{1})}, {});
+  ASSERT_FALSE(no_schema.ok());
+  EXPECT_THAT(no_schema.error().message(), HasSubstr("my_ns.my_op.default has no schema Lathe knows"));
+}
+
+}  // namespace
+}  // namespace lathe
