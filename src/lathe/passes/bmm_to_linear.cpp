@@ -46,12 +46,6 @@ namespace {
 
 namespace arg = ops::arg;
 
-// Layout ops the catalogue has no other use for.
-const OpTarget kExpand{"torch.ops.aten.expand.default"};
-const OpTarget kExpandCopy{"torch.ops.aten.expand_copy.default"};
-const OpTarget kAlias{"torch.ops.aten.alias.default"};
-const OpTarget kDetach{"torch.ops.aten.detach.default"};
-
 std::string quoted(const Value* v) { return "'" + v->name() + "'"; }
 
 // Where each element of a value lives in the weight: value[i] = w_flat[sum
@@ -206,7 +200,7 @@ std::optional<Layout> viewed(const Node& n, const Layout& in) {
 }
 
 bool is_identity_layout(OpTarget t) {
-  return t == ops::aten::clone || t == ops::aten::contiguous || t == kAlias || t == kDetach;
+  return t == ops::aten::clone || t == ops::aten::contiguous || t == ops::aten::alias || t == ops::aten::detach;
 }
 
 // One layout op applied to `in`; nullopt if `n` is not one this pass can
@@ -217,7 +211,7 @@ std::optional<Layout> replay(const Node& n, const Layout& in) {
   if (t == ops::aten::unsqueeze) return unsqueezed(n, in);
   if (t == ops::aten::squeeze || t == ops::aten::squeeze_dim || t == ops::aten::squeeze_dims) return squeezed(n, in);
   if (t == ops::aten::view || t == ops::aten::_unsafe_view || t == ops::aten::reshape) return viewed(n, in);
-  if (t == kExpand || t == kExpandCopy) return expanded(n, in);
+  if (t == ops::aten::expand || t == ops::aten::expand_copy) return expanded(n, in);
   if (is_identity_layout(t)) return in;
   return std::nullopt;
 }
