@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
+#include <string>
 
 #include "lathe/backends/backend_test_support.h"
 #include "lathe/backends/lower.h"
@@ -149,6 +151,55 @@ TEST(XnnpackHostOps, ChannelsLastSliceConcatBatchNormSiluPoolsInOneDelegate) {
   };
   // 9 claimed; the exp of the variance stays portable (XNNPACK has no exp).
   expect_lowered_matches_portable(build, {ramp({1, 2, 6, 6}, 0.45f)}, 1, 9);
+}
+
+// A ResNet block's `out += residual; relu(out)`: torch.export writes the
+// in-place add_, which runs inside the delegate as its functional form (no
+// block boundary, no layout change back to NCHW around it). ResNet-50 had a
+// delegate per block before: 17 delegates, 16 add_ on the portable kernels.
+Value* conv1x1(GraphBuilder& b, Value* x, Value* w, const std::string& name) {
+  return b.call("aten.convolution.default",
+                {{"input", x}, {"weight", w}, {"bias", OptionalTensor{}}, {"stride", IntList{{1, 1}}}, {"padding", IntList{{0, 0}}},
+                 {"dilation", IntList{{1, 1}}}, {"transposed", false}, {"output_padding", IntList{{0, 0}}}, {"groups", int64_t{1}}},
+                {1, 2, 4, 4}, DType::Float32, name);
+}
+
+TEST(XnnpackHostOps, ResidualInPlaceAddStaysInTheDelegate) {
+  auto build = [](ExportedProgram& ep) {
+    GraphBuilder b(ep);
+    Value* w1 = b.parameter("c1.weight", {2, 2, 1, 1});
+    Value* w2 = b.parameter("c2.weight", {2, 2, 1, 1});
+    Value* x = b.user_input("x", {1, 2, 4, 4});
+    Value* residual = b.call("aten.relu.default", {{"self", x}}, {1, 2, 4, 4}, DType::Float32, "stem");
+    Value* c1 = conv1x1(b, residual, w1, "c1");
+    Value* sum = b.call("aten.add_.Tensor", {{"self", c1}, {"other", residual}}, {1, 2, 4, 4}, DType::Float32, "add_");
+    Value* act = b.call("aten.relu.default", {{"self", sum}}, {1, 2, 4, 4}, DType::Float32, "act");
+    b.user_output(conv1x1(b, act, w2, "c2"));
+  };
+  expect_lowered_matches_portable(build, {ramp({1, 2, 4, 4}, 0.31f)}, 1, 5);
+}
+
+// _NEG: an add_ whose overwritten input something else reads (it would see
+// the sum), or that overwrites a user input (the caller would), stays on the
+// portable kernels, which write in place as PyTorch does.
+TEST(XnnpackHostOps, InPlaceAddIntoASharedOrUserInputIsNotClaimed_NEG) {
+  ExportedProgram ep;
+  GraphBuilder b(ep);
+  Value* w = b.parameter("c.weight", {2, 2, 1, 1});
+  Value* x = b.user_input("x", {1, 2, 4, 4});
+  Value* y = b.user_input("y", {1, 2, 4, 4});
+  Value* z = b.user_input("z", {1, 2, 4, 4});
+  Value* c = conv1x1(b, x, w, "c");
+  Value* shared = b.call("aten.add_.Tensor", {{"self", c}, {"other", y}}, {1, 2, 4, 4}, DType::Float32, "shared");
+  Value* also = b.call("aten.mul.Tensor", {{"self", c}, {"other", shared}}, {1, 2, 4, 4}, DType::Float32, "also");
+  Value* into_input = b.call("aten.add_.Tensor", {{"self", z}, {"other", also}}, {1, 2, 4, 4}, DType::Float32, "into_input");
+  b.user_output(into_input);
+  auto rep = partition(ep, xnnpack_backend());
+  ASSERT_TRUE(rep.ok()) << rep.error().message();
+  std::map<std::string, std::string> why;
+  for (const auto& d : rep->decisions) why[d.node] = d.claimed ? "claimed" : d.reason;
+  EXPECT_EQ(why["shared"], "writes into an input other nodes also read");
+  EXPECT_EQ(why["into_input"], "writes into 'z', an input of the program");
 }
 
 // _NEG: --explain must not say a relu fused into a convolution XNNPACK

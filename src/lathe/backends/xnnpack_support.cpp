@@ -217,11 +217,26 @@ NodeSupport mm_support(const Node& n, const Constness& c) {
   return NodeSupport::yes("fully_connected (transposed weights), mat2 " + describe_const(w, c) + " prepacked");
 }
 
+// An in-place op (relu_, add_ - the `x += residual` of ResNet blocks) runs
+// as its functional form inside a delegate, which writes a new buffer: the
+// same only while nothing else reads the input it overwrites, and that
+// input is the program's own intermediate (a user input's mutation would be
+// seen by the caller).
+std::string overwrites_a_shared_input(const Node& n) {
+  const Value* x = tensor_input(n, arg::self);
+  if (!x || x->uses().size() != 1) return "writes into an input other nodes also read";
+  if (x->is_placeholder()) return "writes into '" + x->name() + "', an input of the program";
+  return "";
+}
+
 NodeSupport binary_support(const Node& n) {
-  const bool add = n.op_target() == aten::add_Tensor;
+  const bool add = n.op_target() == aten::add_Tensor || n.op_target() == aten::add__Tensor;
   const Value* a = tensor_input(n, arg::self);
   const Value* b = tensor_input(n, arg::other);
   if (!a || !b) return NodeSupport::no("has a scalar operand");
+  if (n.op_target() == aten::add__Tensor) {
+    if (std::string why = overwrites_a_shared_input(n); !why.empty()) return NodeSupport::no(why);
+  }
   if (a->meta()->sizes.size() > 4 || b->meta()->sizes.size() > 4) return NodeSupport::no("has an operand of more than 4 dimensions");
   if (add && literal_number(n, arg::alpha).value_or(1) != 1) return NodeSupport::no("has alpha other than 1");
   return NodeSupport::yes(add ? "add_nd" : "multiply_nd");
@@ -236,9 +251,7 @@ NodeSupport clamp_support(const Backend& backend, const Node& n, const Constness
       return NodeSupport::no("has non-literal bounds");
   }
   if (n.op_target() == aten::relu_) {
-    // In place: claimed only when nothing else reads the input it overwrites.
-    const Value* x = tensor_input(n, arg::self);
-    if (!x || x->uses().size() != 1) return NodeSupport::no("writes into an input other nodes also read");
+    if (std::string why = overwrites_a_shared_input(n); !why.empty()) return NodeSupport::no(why);
   }
   return NodeSupport::yes(support_rules::folds_into_producer(backend, n, c, takes_bounds) ? "fused into its producer as output min/max" : "clamp");
 }
@@ -305,7 +318,7 @@ const support_rules::Rules& rules() {
     r[aten::convolution] = with_constness(conv_support);
     r[aten::native_batch_norm] = r[aten::batch_norm] = r[aten::_native_batch_norm_legit_no_training] =
         with_constness(batch_norm_support);
-    r[aten::add_Tensor] = r[aten::mul_Tensor] = plain(binary_support);
+    r[aten::add_Tensor] = r[aten::add__Tensor] = r[aten::mul_Tensor] = plain(binary_support);
     r[aten::relu] = r[aten::relu_] = r[aten::clamp] = r[aten::hardtanh] = clamp_support;
     r[aten::silu] = always("sigmoid + multiply_nd");
 #define LATHE_XNNPACK_UNARY(name, payload_name, aten_op, xnn_stem) r[aten::aten_op] = always(payload_name);
@@ -818,7 +831,7 @@ Status Lowering::lower(const Node& n) {
   if (op == aten::addmm) return lower_fc(n, tensor_input(n, arg::mat1), tensor_input(n, arg::mat2), tensor_input(n, arg::self), true);
   if (op == aten::convolution) return lower_conv(n);
   if (ops::is_batch_norm(op)) return lower_batch_norm(n);
-  if (op == aten::add_Tensor) return lower_binary(n, XnnpackKind::Add);
+  if (op == aten::add_Tensor || op == aten::add__Tensor) return lower_binary(n, XnnpackKind::Add);
   if (op == aten::mul_Tensor) return lower_binary(n, XnnpackKind::Mul);
   if (op == aten::relu || op == aten::relu_) return lower_clamp(n, 0, kInf);
   if (op == aten::silu) return lower_silu(n);

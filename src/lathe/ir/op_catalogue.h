@@ -72,6 +72,7 @@ namespace aten {
 inline const OpTarget _assert_tensor_metadata{"torch.ops.aten._assert_tensor_metadata.default"};
 inline const OpTarget adaptive_avg_pool2d{"torch.ops.aten.adaptive_avg_pool2d.default"};
 inline const OpTarget add_Tensor{"torch.ops.aten.add.Tensor"};
+inline const OpTarget add__Tensor{"torch.ops.aten.add_.Tensor"};
 inline const OpTarget addmm{"torch.ops.aten.addmm.default"};
 inline const OpTarget alias{"torch.ops.aten.alias.default"};
 inline const OpTarget avg_pool2d{"torch.ops.aten.avg_pool2d.default"};
