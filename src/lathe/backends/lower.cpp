@@ -11,6 +11,7 @@
 #include "lathe/passes/decompose.h"
 #include "lathe/passes/pass_manager.h"
 #include "lathe/passes/remove_dead_code.h"
+#include "lathe/passes/sdpa_additive_mask.h"
 #include "lathe/runtime/delegate.h"
 
 namespace lathe {
@@ -53,6 +54,9 @@ Result<LowerResult> lower_program(Program& program, const Backend& backend, cons
   // (linear-rewrite.md §4): no linear -> permute + addmm -> linear round trip.
   pm.add(std::make_unique<Decompose>(backend.ops_to_keep()));
   pm.add(std::make_unique<AddmmMmToLinear>());
+  // A delegate's operands are float: a bool attention mask would keep every
+  // attention (and a delegate boundary around it) on the portable kernels.
+  pm.add(std::make_unique<SdpaAdditiveMask>());
   pm.add(std::make_unique<RemoveDeadCode>());
   PassContext ctx;
   LATHE_RETURN_IF_ERROR(pm.run(program, ctx, method));

@@ -202,6 +202,40 @@ TEST(XnnpackHostOps, InPlaceAddIntoASharedOrUserInputIsNotClaimed_NEG) {
   EXPECT_EQ(why["into_input"], "writes into 'z', an input of the program");
 }
 
+// A transformers attention with its bool mask (one key padded out, one
+// query row with no allowed key at all): lower() makes the mask additive
+// (sdpa_additive_mask), the attention and the projections around it are
+// one delegate, and the numbers are the portable kernels' on the bool mask.
+TEST(XnnpackHostOps, AttentionWithABoolMaskIsClaimedAfterTheMaskIsMadeAdditive) {
+  auto build = [](ExportedProgram& ep) {
+    GraphBuilder b(ep);
+    Value* w = b.parameter("proj.weight", {8, 8});
+    Value* x = b.user_input("x", {1, 2, 4, 8});
+    Value* keep = b.user_input("keep", {1, 1, 4, 4});
+    Value* mask = b.call("aten.gt.Scalar", {{"self", keep}, {"other", 0.0}}, {1, 1, 4, 4}, DType::Bool, "mask");
+    Value* q = b.call("aten.linear.default", {{"input", x}, {"weight", w}}, {1, 2, 4, 8}, DType::Float32, "q");
+    Value* a = b.call("aten.scaled_dot_product_attention.default", {{"query", q}, {"key", q}, {"value", q}, {"attn_mask", mask}},
+                      {1, 2, 4, 8}, DType::Float32, "attn");
+    b.user_output(b.call("aten.linear.default", {{"input", a}, {"weight", w}}, {1, 2, 4, 8}, DType::Float32, "out"));
+  };
+  Program lowered;
+  lowered.methods.emplace_back();
+  lowered.methods[0].name = "model";
+  lowered.methods[0].program = std::make_unique<ExportedProgram>();
+  build(*lowered.methods[0].program);
+  ExportedProgram plain_ep;
+  build(plain_ep);
+  auto rep = lower_program(lowered, xnnpack_backend());
+  ASSERT_TRUE(rep.ok()) << rep.error().message();
+  ASSERT_EQ(rep->methods.size(), 1u);
+  EXPECT_EQ(rep->methods[0].report.delegates, 1);
+  EXPECT_EQ(rep->methods[0].report.claimed_nodes, 3) << explain_lowering(rep->methods[0]);
+  Tensor keep = Tensor::empty(DType::Float32, {1, 1, 4, 4});
+  auto* k = reinterpret_cast<float*>(keep.storage->mutable_data());
+  for (int i = 0; i < 16; ++i) k[i] = (i % 4 == 3 || i / 4 == 2) ? -1.0f : 1.0f;  // key 3 padded; query row 2 sees nothing
+  testing::expect_same_outputs(*lowered.methods[0].program, plain_ep, {ramp({1, 2, 4, 8}, 0.29f), keep}, Tolerance{1e-5, 1e-6});
+}
+
 // _NEG: --explain must not say a relu fused into a convolution XNNPACK
 // does not claim (its weight is computed at run time).
 TEST(XnnpackHostOps, ReluAfterUnclaimedConvIsNotDescribedAsFused_NEG) {

@@ -138,6 +138,7 @@ inline const OpTarget unsqueeze{"torch.ops.aten.unsqueeze.default"};
 inline const OpTarget _unsafe_view{"torch.ops.aten._unsafe_view.default"};
 inline const OpTarget view{"torch.ops.aten.view.default"};
 inline const OpTarget _weight_int8pack_mm{"torch.ops.aten._weight_int8pack_mm.default"};
+inline const OpTarget where_Scalar{"torch.ops.aten.where.Scalar"};
 }  // namespace aten
 
 namespace quantized_decomposed {

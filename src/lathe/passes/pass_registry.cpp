@@ -13,6 +13,7 @@
 #include "lathe/passes/pass_manager.h"
 #include "lathe/passes/remove_dead_code.h"
 #include "lathe/passes/remove_redundant_views.h"
+#include "lathe/passes/sdpa_additive_mask.h"
 
 namespace lathe {
 
@@ -53,6 +54,7 @@ const PassRegistry& builtin_passes() {
     PassRegistry r;
     (void)r.add([] { return std::make_unique<AddmmMmToLinear>(); });
     (void)r.add([] { return std::make_unique<BmmToLinear>(); });
+    (void)r.add([] { return std::make_unique<SdpaAdditiveMask>(); });
     (void)r.add([] { return std::make_unique<RemoveDeadCode>(); });
     (void)r.add([] { return std::make_unique<Decompose>(); });
     (void)r.add([] { return std::make_unique<ConstantPropagation>(); });
