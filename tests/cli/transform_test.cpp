@@ -187,7 +187,7 @@ TEST(TransformCli, UnknownPassListsTheValidOnes_NEG) {
   auto r = transform(fixture("simple_linear") + " -o " + out + " --passes addmm_mm_to_linear,fold_everything");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err,
-            "lathe transform: unknown pass 'fold_everything'; passes: addmm_mm_to_linear, bmm_to_linear, remove_dead_code, decompose, "
+            "lathe transform: unknown pass 'fold_everything'; passes: addmm_mm_to_linear, bmm_to_linear, sdpa_additive_mask, remove_dead_code, decompose, "
             "constant_propagation, remove_redundant_views, common_subexpression_elimination, "
             "fuse_weight_only_quantized_linear, fuse_int8_weight_only_matmul, fuse_dynamic_int8_linear, "
             "inline_grad_regions\n");

@@ -216,7 +216,7 @@ TEST(PassManagerTest, AfterEachHookErrorStopsTheRunNamingThePass_NEG) {
 
 TEST(PassRegistryTest, BuiltinsHaveOneLineDescriptionsAndTheDefaultListResolves) {
   const PassRegistry& r = builtin_passes();
-  EXPECT_EQ(r.names(), (std::vector<std::string>{"addmm_mm_to_linear", "bmm_to_linear", "remove_dead_code", "decompose",
+  EXPECT_EQ(r.names(), (std::vector<std::string>{"addmm_mm_to_linear", "bmm_to_linear", "sdpa_additive_mask", "remove_dead_code", "decompose",
                                                  "constant_propagation", "remove_redundant_views",
                                                  "common_subexpression_elimination",
                                                  "fuse_weight_only_quantized_linear",
@@ -241,7 +241,7 @@ TEST(PassRegistryTest, UnknownOrEmptyPassNamesListTheValidOnes_NEG) {
   auto bad = r.create_list("addmm_mm_to_linear,fuse_everything");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message(),
-            "unknown pass 'fuse_everything'; passes: addmm_mm_to_linear, bmm_to_linear, remove_dead_code, decompose, "
+            "unknown pass 'fuse_everything'; passes: addmm_mm_to_linear, bmm_to_linear, sdpa_additive_mask, remove_dead_code, decompose, "
             "constant_propagation, remove_redundant_views, common_subexpression_elimination, "
             "fuse_weight_only_quantized_linear, fuse_int8_weight_only_matmul, fuse_dynamic_int8_linear, inline_grad_regions");
   auto empty = r.create_list("addmm_mm_to_linear,");
