@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "lathe/runtime/kernels/attention.h"
 #include "lathe/runtime/kernels/attention_rows.h"
@@ -59,7 +60,7 @@ struct Problem {
   float scale;
   bool causal;
   Operand q, k, v;
-  const float* mask;  // [B, L, S] additive, or nullptr
+  const Operand* mask;  // additive, [B, L, S] as strided matrices with contiguous rows; or nullptr
   float* out;         // [B, L, Ev]
   float* lse;         // [B, L], or nullptr
 };
@@ -73,7 +74,7 @@ void attend_rows(const Problem& p, int64_t b, int64_t i0, int64_t m, const Packe
     float* row = scores + i * p.S;
     const int64_t n = p.causal ? std::min(p.S, i0 + i + 1) : p.S;  // causal: key j <= query i
     float mx = 0;
-    float sum = rows.numerators(row, n, p.scale, p.mask ? p.mask + (b * p.L + i0 + i) * p.S : nullptr, &mx);
+    float sum = rows.numerators(row, n, p.scale, p.mask ? p.mask->at(b) + (i0 + i) * p.mask->rs : nullptr, &mx);
     std::fill(row + n, row + p.S, 0.0f);
     if (sum == 0) sum = 1;  // a masked-out row: numerators 0, output 0
     inv_sums[i] = 1.0f / sum;
@@ -123,10 +124,18 @@ Status check_shapes(const SdpaArgs& a) {
 }
 
 // The mask broadcast to `shape` ([batch..., L, S]), as additive float values.
+// A float32 mask whose rows are contiguous is viewed in place, broadcast
+// dims with stride 0: a [1, 1, L, S] mask shared by every head (what
+// sdpa_additive_mask makes of a transformers mask) is not copied once per
+// head on every call. Any other mask is materialised.
 Result<Tensor> additive_mask(const Tensor& mask, const std::vector<int64_t>& shape) {
   LATHE_ASSIGN_OR_RETURN(auto bs, broadcast_shapes(mask.sizes, shape));
   if (bs != shape) {
     return make_error("scaled_dot_product_attention: mask " + shape_string(mask.sizes) + " does not broadcast to " + shape_string(shape));
+  }
+  if (mask.dtype == DType::Float32) {
+    std::vector<int64_t> strides = broadcast_strides(mask, shape);
+    if (strides.back() == 1) return make_view(mask, shape, std::move(strides), mask.storage_offset);
   }
   Tensor add = Tensor::empty(DType::Float32, shape);
   if (mask.dtype != DType::Bool) {
@@ -153,15 +162,17 @@ Status sdpa(const SdpaArgs& a, Tensor& out, Tensor* logsumexp) {
   oshape.push_back(Ev);
   LATHE_RETURN_IF_ERROR(check_out(out, DType::Float32, oshape, "scaled_dot_product_attention"));
   Tensor add_mask;
+  std::optional<Operand> mask;
   if (a.mask) {
     std::vector<int64_t> mshape = batch;
     mshape.push_back(L);
     mshape.push_back(S);
     LATHE_ASSIGN_OR_RETURN(add_mask, additive_mask(*a.mask, mshape));
+    mask.emplace(add_mask);
   }
   const float scale = static_cast<float>(a.scale.value_or(1.0 / std::sqrt(static_cast<double>(E))));
   const Problem p{L, S, E, Ev, scale, a.causal, Operand(*a.q), Operand(*a.k), Operand(*a.v),
-                  a.mask ? cdata<float>(add_mask) : nullptr, mdata<float>(out),
+                  mask ? &*mask : nullptr, mdata<float>(out),
                   logsumexp ? mdata<float>(*logsumexp) : nullptr};
   // Matrices are independent: threads take whole ones.
   parallel_for(0, numel_of(batch), 1, [&](int64_t b0, int64_t b1) { attend(p, b0, b1); });

@@ -191,5 +191,28 @@ TEST(Attention, BoolMaskRowMaskedOutGivesZeros) {
   EXPECT_TRUE(std::isfinite(o[0]) && std::isfinite(o[1]));
 }
 
+// A float mask shared by every head ([1, 1, L, S]) is read in place with
+// broadcast strides, a bool one is made additive first: the two spellings
+// of one mask give the same bits (sdpa_additive_mask relies on it), a row
+// with no allowed key included.
+TEST(Attention, BroadcastFloatMaskGivesTheBoolMasksBits) {
+  const Tensor q = float_tensor({1, 2, 3, 4}, values(24, 8, -1.0f, 1.0f));
+  const Tensor k = float_tensor({1, 2, 5, 4}, values(40, 9, -1.0f, 1.0f));
+  const Tensor v = float_tensor({1, 2, 5, 3}, values(30, 10, -1.0f, 1.0f));
+  Tensor b = Tensor::empty(DType::Bool, {1, 1, 3, 5});
+  Tensor f = Tensor::empty(DType::Float32, {1, 1, 3, 5});
+  for (int i = 0; i < 15; ++i) {
+    const bool keep = i / 5 != 1 && i % 5 != 4;  // key 4 padded out; query row 1 sees nothing
+    mdata<bool>(b)[i] = keep;
+    mdata<float>(f)[i] = keep ? 0.0f : -std::numeric_limits<float>::infinity();
+  }
+  Tensor out_bool = Tensor::empty(DType::Float32, {1, 2, 3, 3});
+  Tensor out_float = Tensor::empty(DType::Float32, {1, 2, 3, 3});
+  ASSERT_TRUE(sdpa(SdpaArgs{&q, &k, &v, &b, 0.0, false, std::nullopt}, out_bool, nullptr).ok());
+  ASSERT_TRUE(sdpa(SdpaArgs{&q, &k, &v, &f, 0.0, false, std::nullopt}, out_float, nullptr).ok());
+  for (int i = 0; i < 18; ++i) EXPECT_EQ(cdata<float>(out_float)[i], cdata<float>(out_bool)[i]) << i;
+  EXPECT_EQ(cdata<float>(out_float)[3], 0.0f);  // head 0, query row 1: no allowed key
+}
+
 }  // namespace
 }  // namespace lathe::kernels
