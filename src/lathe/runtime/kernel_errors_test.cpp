@@ -225,6 +225,9 @@ TEST(KernelChecks, IntegerReductionsAndProductsWrap_NEG) {
                        {}, DType::Int64));
   b.user_output(b.call("aten.outer.default", {{"self", p}, {"vec2", q}}, {3, 3}, DType::Int64));
   b.user_output(b.call("aten.linalg_cross.default", {{"self", p}, {"other", q}}, {3}, DType::Int64));
+  Value* w = b.user_input("w", {1}, DType::Int64);  // [INT64_MAX]
+  Value* neg = b.call("aten.neg.default", {{"self", q}}, {3}, DType::Int64);  // [-4, -4, -4]
+  b.user_output(b.call("aten.prelu.default", {{"self", neg}, {"weight", w}}, {3}, DType::Int64, "prelu_wraps"));
   auto ex = Executor::create(ep);
   ASSERT_TRUE(ex.ok()) << ex.error().message();
   auto filled = [](std::vector<int64_t> xs) {
@@ -234,13 +237,15 @@ TEST(KernelChecks, IntegerReductionsAndProductsWrap_NEG) {
   };
   const int64_t big = int64_t{1} << 62;
   auto r = (*ex)->run(std::vector<Tensor>{filled({std::numeric_limits<int64_t>::max(), 1}), filled({big, big, big}),
-                                          filled({4, 4, 4})});
+                                          filled({4, 4, 4}), filled({std::numeric_limits<int64_t>::max()})});
   ASSERT_TRUE(r.ok()) << r.error().message();
   EXPECT_EQ(cdata<int64_t>((*r)[0])[0], std::numeric_limits<int64_t>::min());  // sum
   EXPECT_EQ(cdata<int64_t>((*r)[1])[0], 0);                                      // prod: 2^186 mod 2^64
   EXPECT_EQ(cdata<int64_t>((*r)[2])[0], std::numeric_limits<int64_t>::min());  // einsum sum
   EXPECT_EQ(cdata<int64_t>((*r)[3])[4], 0);                                      // 2^62 * 4
   EXPECT_EQ(cdata<int64_t>((*r)[4])[1], 0);                                      // 2^64 - 2^64
+  // prelu (found by fuzz_runtime): -4 * INT64_MAX = 4 - 2^65, which is 4 mod 2^64.
+  EXPECT_EQ(cdata<int64_t>((*r)[5])[0], 4);
 }
 
 // More of fuzz_runtime's: repeat counts whose total overflows int64 and a
@@ -258,6 +263,19 @@ TEST(KernelChecks, OverflowingCountsAreErrors_NEG) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message().find("the repeats' total overflows int64"), std::string::npos) << r.error().message();
 
+  {  // repeat: 3 * 7010977282404795301 overflows (fuzz_runtime)
+    ExportedProgram ep2;
+    GraphBuilder b2(ep2);
+    Value* y = b2.user_input("y", {3});
+    b2.user_output(b2.call("aten.repeat.default", {{"self", y}, {"repeats", IntList{{int64_t{7010977282404795301}}}}}, {3}));
+    auto ex2 = Executor::create(ep2);
+    ASSERT_TRUE(ex2.ok()) << ex2.error().message();
+    auto r2 = (*ex2)->run(std::vector<Tensor>{Tensor::empty(DType::Float32, {3})});
+    ASSERT_FALSE(r2.ok());
+    EXPECT_NE(r2.error().message().find("dim 0: size 3 repeated 7010977282404795301 times overflows int64"), std::string::npos)
+        << r2.error().message();
+  }
+
   const auto strides = Tensor::contiguous_strides({0, int64_t{1} << 50, 65535, 65535});
   EXPECT_EQ(strides[0], std::numeric_limits<int64_t>::max());
   EXPECT_EQ(strides[3], 1);
@@ -271,6 +289,28 @@ TEST(KernelChecks, OverflowingCountsAreErrors_NEG) {
   Tensor e = Tensor::empty(DType::Float32, {3, 0, 2});
   Tensor out = Tensor::empty(DType::Float32, {3, 0, 2});
   EXPECT_TRUE(softmax_out(e, 1, false, out).ok());
+
+  // split_with_sizes whose sizes sum past int64 (fuzz_runtime): they do not
+  // sum to the dim, whatever the overflow would have made of them.
+  const int64_t near_max = std::numeric_limits<int64_t>::max() - 1;
+  auto parts = split_with_sizes_view(Tensor::empty(DType::Float32, {2}), {near_max, near_max}, 0);
+  ASSERT_FALSE(parts.ok());
+  EXPECT_NE(parts.error().message().find("do not sum to dim size 2"), std::string::npos) << parts.error().message();
+
+  // one_hot inferring its classes from a class value of INT64_MAX
+  // (fuzz_runtime): INT64_MAX + 1 classes do not exist; the value is out of range.
+  ExportedProgram ep3;
+  GraphBuilder b3(ep3);
+  Value* cls = b3.user_input("cls", {1}, DType::Int64);
+  b3.user_output(b3.call("aten.one_hot.default", {{"self", cls}}, {1, 1}, DType::Int64));
+  auto ex3 = Executor::create(ep3);
+  ASSERT_TRUE(ex3.ok()) << ex3.error().message();
+  Tensor c = Tensor::empty(DType::Int64, {1});
+  mdata<int64_t>(c)[0] = std::numeric_limits<int64_t>::max();
+  auto r3 = (*ex3)->run(std::vector<Tensor>{c});
+  ASSERT_FALSE(r3.ok());
+  EXPECT_NE(r3.error().message().find("class value 9223372036854775807 is out of range"), std::string::npos)
+      << r3.error().message();
 }
 
 TEST(TensorAllocation, AbsurdSizesAreErrorsNotCrashes) {

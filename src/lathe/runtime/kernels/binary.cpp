@@ -264,7 +264,7 @@ Status apply_typed(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out, S
       }
     case BinaryOp::Prelu:
       if constexpr (kBool) return unsupported_for(a);
-      else binary_loop<T, T>(a, b, out, [](T x, T w) -> T { return x > T(0) ? x : static_cast<T>(w * x); });
+      else binary_loop<T, T>(a, b, out, [](T x, T w) -> T { return x > T(0) ? x : static_cast<T>(wrapping_mul(w, x)); });  // integers wrap
       return Status::Ok();
     default: return apply_comparison<T>(op, a, b, out);
   }

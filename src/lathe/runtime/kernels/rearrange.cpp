@@ -95,7 +95,7 @@ Status one_hot_kernel(KernelCall& c) {
   if (k == -1) {
     if (n == 0) return c.arg_error("self", "can not infer the number of classes from an empty tensor");
     k = 0;
-    for (int64_t i = 0; i < n; ++i) k = std::max(k, p[i] + 1);
+    for (int64_t i = 0; i < n; ++i) k = std::max(k, saturating_add(p[i], 1));  // INT64_MAX: out of range below
   }
   if (k < 0) return c.arg_error("num_classes", "must be -1 or non-negative, got " + std::to_string(k));
   for (int64_t i = 0; i < n; ++i) {

@@ -1,6 +1,9 @@
 // repeat (tile a tensor) and repeat_interleave (repeat each element along a
 // dim: how grouped-query attention expands K/V heads in ExecuTorch's Llama,
 // and the index form, repeats -> [0]*r0 + [1]*r1 + ...).
+#include <optional>
+
+#include "lathe/core/int_arith.h"
 #include "lathe/runtime/kernels/register.h"
 #include "lathe/runtime/kernels/util.h"
 
@@ -25,7 +28,12 @@ Status repeat_kernel(KernelCall& c) {
   in_strides.insert(in_strides.end(), self->strides.begin(), self->strides.end());
   for (size_t d = 0; d < rank; ++d) {
     if (repeats[d] < 0) return c.arg_error("repeats", "repeats can not be negative, got " + std::to_string(repeats[d]));
-    out_sizes[d] = in_sizes[d] * repeats[d];
+    const std::optional<int64_t> size = checked_mul(in_sizes[d], repeats[d]);
+    if (!size) {
+      return c.arg_error("repeats", "dim " + std::to_string(d) + ": size " + std::to_string(in_sizes[d]) + " repeated " +
+                                        std::to_string(repeats[d]) + " times overflows int64");
+    }
+    out_sizes[d] = *size;
   }
   LATHE_ASSIGN_OR_RETURN(Tensor * out, c.alloc_output(0, self->dtype, out_sizes));
   if (out->numel() == 0) return Status::Ok();

@@ -156,7 +156,7 @@ Result<std::vector<Tensor>> split_with_sizes_view(const Tensor& self, const std:
   int64_t total = 0;
   for (int64_t s : sizes) {
     if (s < 0) return make_error("split: negative split size in " + shape_string(sizes));
-    total += s;
+    total = saturating_add(total, s);  // sizes from a file may sum past int64
   }
   if (total != self.sizes[d]) {
     return make_error("split_with_sizes: sizes " + shape_string(sizes) + " do not sum to dim size " +
