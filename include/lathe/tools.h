@@ -39,6 +39,8 @@ namespace lathe {
 // methods, schema, ranges, signature in columns, op histogram, weights, and
 // with `graph` each method's IR. `path` names the archive in the first line.
 std::string inspect_text(const Program& program, const std::string& path, bool graph = false);
+// verified_torch_versions() as text: "2.13.0 and 2.14.1" (`lathe --version`).
+std::string verified_torch_text();
 
 // The export schema save() writes a method with, in `format` ("2.9", "2.8",
 // "legacy"): the minor it was read with, unless the program now uses

@@ -23,14 +23,6 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 
-// "2.13.0 and 2.14.1"
-std::string verified_torch_text() {
-  const std::vector<std::string> v = verified_torch_versions();
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i == 0 ? "" : i + 1 == v.size() ? " and " : ", ") + v[i];
-  return s;
-}
-
 std::string human_bytes(uint64_t b) {
   std::ostringstream o;
   if (b < 1024) {
@@ -103,6 +95,13 @@ void print_signature(const ExportedProgram& ep, std::ostream& o) {
 }
 
 }  // namespace
+
+std::string verified_torch_text() {
+  const std::vector<std::string> v = verified_torch_versions();
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i == 0 ? "" : i + 1 == v.size() ? " and " : ", ") + v[i];
+  return s;
+}
 
 std::string inspect_text(const Program& program, const std::string& path, bool graph) {
   std::ostringstream o;

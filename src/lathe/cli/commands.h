@@ -24,8 +24,5 @@ Command add_lower_command(CLI::App& app);
 Command add_ops_command(CLI::App& app);
 Command add_view_command(CLI::App& app);
 
-// "2.13.0 and 2.14.1": the PyTorch releases Lathe is verified against
-// (`lathe --version`, and `lathe inspect` of an archive a newer one wrote).
-std::string verified_torch_list();
 
 }  // namespace lathe::cli

@@ -8,13 +8,6 @@
 
 namespace lathe::cli {
 
-std::string verified_torch_list() {
-  const std::vector<std::string> v = verified_torch_versions();
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i == 0 ? "" : i + 1 == v.size() ? " and " : ", ") + v[i];
-  return s;
-}
-
 Command add_inspect_command(CLI::App& app) {
   struct State {
     std::string path;

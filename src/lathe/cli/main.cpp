@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
   keep_large_blocks_mapped();
   lathe::cli::escape_standard_streams();
   CLI::App app{"Lathe: load, rewrite, lower, run and save torch.export programs (.pt2)", "lathe"};
-  app.set_version_flag("--version", std::string("lathe " LATHE_VERSION "\nverified with PyTorch ") + lathe::cli::verified_torch_list());
+  app.set_version_flag("--version", std::string("lathe " LATHE_VERSION "\nverified with PyTorch ") + lathe::verified_torch_text());
   app.require_subcommand(1);
   std::vector<lathe::cli::Command> commands = {
       lathe::cli::add_inspect_command(app),

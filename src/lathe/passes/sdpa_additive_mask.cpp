@@ -39,10 +39,9 @@ namespace aten = ops::aten;
 namespace arg = ops::arg;
 
 // Why `n` keeps its mask ("" when it can read an additive one instead).
-std::string keep_reason(const Node& n, const Value* mask) {
+std::string keep_reason(const Node& n) {
   const Value* q = tensor_input(n, arg::query);
   if (!q || !q->meta() || q->meta()->dtype != DType::Float32) return "the query is not float32";
-  if (!mask->meta()) return "the mask has no metadata";
   return "";
 }
 
@@ -60,7 +59,7 @@ Result<bool> SdpaAdditiveMask::run(ExportedProgram& program, PassContext& ctx) {
     Value* mask = tensor_input(*n, arg::attn_mask);
     if (!mask || !mask->meta() || mask->meta()->dtype != DType::Bool) continue;
     const std::string head = n->op_name() + " '" + n->name() + "' ";
-    if (std::string why = keep_reason(*n, mask); !why.empty()) {
+    if (std::string why = keep_reason(*n); !why.empty()) {
       ctx.kept(n->name(), head + "kept its bool mask '" + mask->name() + "': " + why);
       continue;
     }
