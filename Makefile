@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 PYTHON ?= /usr/bin/python3
 
-.PHONY: all deps venv venv-demo venv-torch-next python wheel wheel-test build demo test test-torch-next test-deps bench bench-peers bench-llm fixtures fixtures-architectures fixtures-quantized fixtures-synthesized clean sanitize fuzz fuzz-deps fuzz-build malformed sweep
+.PHONY: all deps venv venv-demo venv-torch-next python wheel wheel-test build demo test test-torch-next test-deps bench bench-peers bench-dynamic bench-llm fixtures fixtures-architectures fixtures-quantized fixtures-synthesized clean sanitize fuzz fuzz-deps fuzz-build malformed sweep
 
 all: build
 
@@ -102,6 +102,13 @@ PEERS_ARGS ?=
 bench-peers: build
 	@bash scripts/setup-peers.sh
 	$(VENV_PYTHON) tools/bench_peers.py --lathe $(BUILD)/lathe $(PEERS_ARGS)
+
+# A Dim-exported program delegated to XNNPACK against its static twins at
+# each size (tools/bench_dynamic.py; ~10 minutes). DYNAMIC_ARGS="--threads 1".
+DYNAMIC_ARGS ?=
+bench-dynamic: build
+	@bash scripts/setup-peers.sh
+	$(VENV_PYTHON) tools/bench_dynamic.py --lathe $(BUILD)/lathe $(DYNAMIC_ARGS)
 
 # One KV-cache decode step of a Llama at TinyLlama-1.1B's size (random
 # weights), fp32 / int8 / int4 weight-only, Lathe beside PyTorch eager and the

@@ -258,7 +258,11 @@ struct Partition {
   std::vector<std::string> inputs;   // what it reads, in the order the backend's execute() receives them
   std::vector<std::string> constants;  // those of `inputs` that are compile-time constants (weights...)
   std::vector<std::string> outputs;  // the values it defines (the names the program's other nodes use)
-  std::vector<std::byte> payload;    // what the backend's preprocess() returned
+  // What the backend's preprocess() returned; for a group whose sizes are
+  // symbolic (a Dim), Lathe's re-planned record instead ("LATHEDYN": the
+  // group as program JSON, which the backend preprocesses per input size
+  // at run time).
+  std::vector<std::byte> payload;
 };
 // What lower() would make of `program` (left as it is), as partitions.
 Result<std::vector<Partition>> partitions(const Program& program, const LowerOptions& options = {});

@@ -13,6 +13,9 @@ Run by CTest (one test per check) with the project's virtual environment:
 * Vulkan: where the Vulkan backend claims nodes, the lowered archive runs
   and matches.
 * RealWeights: all-MiniLM-L6-v2 with its real weights, exported here.
+* DynamicShapes: models exported here with a ``Dim`` (BERT's sequence,
+  ResNet's batch, Llama's sequence) lower to as many XNNPACK-delegated nodes
+  as their export at the example size, and match eager at three sizes.
 
 Every fixture of fixtures/zoo/manifest.json is checked; a failure names the
 fixture and Lathe's message. ``ZOO_ONLY=bert,llama`` narrows a run by hand.
@@ -146,6 +149,79 @@ class RealWeights(Case):
                 out = os.path.join(self.dir, name + ".x.pt2")
                 self.lathe_ok("lower", src, "-o", out, "--backend", "xnnpack")
                 self.check_runs(out, name, self.dir)
+
+
+class DynamicShapes(Case):
+    """A program exported with a Dim is delegated like a static one
+    (backends/replanned_delegate.h): as many nodes claimed as the same
+    module exported at the example size, and eager's numbers at three sizes
+    of the range, each a plan of its own."""
+
+    CASES = {
+        # name: (which input dims are the Dim, (min, max), example size, sizes run)
+        "bert": ({0: 1, 1: 1, 2: 1}, (2, 64), 8, (5, 8, 23)),
+        "llama": ({0: 1, 1: 1}, (2, 64), 8, (3, 8, 17)),
+        "resnet": ({0: 0}, (1, 8), 2, (1, 3, 5)),
+    }
+
+    def resized(self, inputs, dims, size):
+        out = []
+        for i, t in enumerate(inputs):
+            if i not in dims:
+                out.append(t)
+                continue
+            d = dims[i]
+            reps = [1] * t.dim()
+            reps[d] = (size + t.shape[d] - 1) // t.shape[d]
+            out.append(t.repeat(*reps).narrow(d, 0, size).contiguous())
+        return out
+
+    def lowered_nodes(self, src, out):
+        r = self.lathe_ok("lower", src, "-o", out, "--backend", "xnnpack")
+        m = re.search(r"(\d+) xnnpack delegate\(s\) holding (\d+) node", r.stdout + r.stderr)
+        self.assertIsNotNone(m, r.stdout + r.stderr)
+        return int(m.group(1)), int(m.group(2))
+
+    def test_dynamic_exports_delegate_like_static_and_match_eager(self):
+        from torch_fixtures.zoo import ZOO
+
+        if os.environ.get("LATHE_WITH_XNNPACK", "1") != "1":
+            self.skipTest("built without XNNPACK: Lower checks the refusal")
+        for name, (dims, (lo, hi), example, sizes) in self.CASES.items():
+            with self.subTest(name):
+                z = ZOO[name]
+                torch.manual_seed(0)
+                module = z.build().eval()
+                g = torch.Generator().manual_seed(0)
+                base = list(z.inputs(g))
+                dim = torch.export.Dim("n", min=lo, max=hi)
+                spec = tuple({dims[i]: dim} if i in dims else None for i in range(len(base)))
+                src = os.path.join(self.dir, name + ".pt2")
+                static = os.path.join(self.dir, name + "_static.pt2")
+                at_example = self.resized(base, dims, example)
+                torch.export.save(torch.export.export(module, tuple(at_example), dynamic_shapes=(spec,)), src)
+                torch.export.save(torch.export.export(module, tuple(at_example)), static)
+                out = os.path.join(self.dir, name + ".x.pt2")
+                delegates, claimed = self.lowered_nodes(src, out)
+                _, claimed_static = self.lowered_nodes(static, os.path.join(self.dir, name + "_static.x.pt2"))
+                print("%s: %d delegate(s) holding %d node(s); static export: %d" % (name, delegates, claimed, claimed_static))
+                self.assertGreaterEqual(delegates, 1)
+                self.assertEqual(claimed, claimed_static)
+                for size in sizes:
+                    inputs = self.resized(base, dims, size)
+                    paths = []
+                    for i, t in enumerate(inputs):
+                        paths.append(os.path.join(self.dir, "%s_%d_in%d.npy" % (name, size, i)))
+                        np.save(paths[-1], t.numpy())
+                    out_dir = os.path.join(self.dir, "%s_%d_out" % (name, size))
+                    self.lathe_ok("run", out, "--inputs", *paths, "--out", out_dir)
+                    with torch.inference_mode():
+                        want = torch.utils._pytree.tree_leaves(module(*inputs))
+                    for i, w in enumerate(want):
+                        got = torch.from_numpy(np.load(os.path.join(out_dir, "output_%d.npy" % i)))
+                        self.assertEqual(tuple(got.shape), tuple(w.shape), "%s size %d output %d" % (name, size, i))
+                        tol = RTOL * max(1.0, w.abs().max().item())
+                        self.assertLessEqual((got - w).abs().max().item(), tol, "%s size %d output %d" % (name, size, i))
 
 
 if __name__ == "__main__":

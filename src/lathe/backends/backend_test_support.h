@@ -31,6 +31,16 @@
 
 namespace lathe::testing {
 
+// A program of one method, "model", with symbol s0 in [lo, hi], to build
+// with GraphBuilder.
+inline ExportedProgram& one_method_with_s0(Program& program, int64_t lo, int64_t hi) {
+  program.methods.emplace_back();
+  program.methods[0].name = "model";
+  program.methods[0].program = std::make_unique<ExportedProgram>();
+  program.methods[0].program->range_constraints.push_back({"s0", RangeConstraint{lo, hi}});
+  return *program.methods[0].program;
+}
+
 inline ExecutorOptions with_delegates() {
   ExecutorOptions o;
   o.delegates = &builtin_delegates();

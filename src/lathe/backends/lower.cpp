@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <mutex>
 
+#include "lathe/backends/replanned_delegate.h"
 #include "lathe/backends/vulkan/vulkan_backend.h"
 #include "lathe/backends/xnnpack_backend.h"
 #include "lathe/core/printable.h"
@@ -89,8 +90,12 @@ const DelegateRegistry& builtin_delegates() {
   static const DelegateRegistry registry = [] {
     DelegateRegistry r;
     // Both always listed: a backend left out of the build says so when asked.
-    r.add(&xnnpack_backend());
-    r.add(&vulkan_backend());
+    // Each through a ReplanningRuntime: a delegate of a program with
+    // symbolic sizes plans per input sizes (replanned_delegate.h).
+    static const ReplanningRuntime xnnpack(xnnpack_backend());
+    static const ReplanningRuntime vulkan(vulkan_backend());
+    r.add(&xnnpack);
+    r.add(&vulkan);
     return r;
   }();
   return registry;
@@ -103,6 +108,7 @@ namespace {
 struct UserBackends {
   std::mutex mu;
   std::vector<std::shared_ptr<const Backend>> all;
+  std::vector<std::unique_ptr<const ReplanningRuntime>> runtimes;  // one per backend, in the same order
 };
 UserBackends& user_backends() {
   static UserBackends* b = new UserBackends();  // never destroyed: outlives every executor
@@ -115,7 +121,7 @@ DelegateRegistry all_delegates() {
   DelegateRegistry r = builtin_delegates();
   UserBackends& u = user_backends();
   std::lock_guard<std::mutex> lock(u.mu);
-  for (const auto& b : u.all) r.add(b.get());
+  for (const auto& rt : u.runtimes) r.add(rt.get());
   return r;
 }
 
@@ -146,6 +152,7 @@ Status register_backend(std::shared_ptr<const Backend> backend) {
   if (find_backend(name)) return make_error("register_backend: a backend named '" + name + "' is already registered");
   UserBackends& u = user_backends();
   std::lock_guard<std::mutex> lock(u.mu);
+  u.runtimes.push_back(std::make_unique<const ReplanningRuntime>(*backend));
   u.all.push_back(std::move(backend));
   return Status::Ok();
 }

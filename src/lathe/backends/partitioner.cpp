@@ -2,12 +2,16 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "lathe/analysis/constness.h"
+#include "lathe/backends/replanned_delegate.h"
+#include "lathe/core/printable.h"
 #include "lathe/ir/rewriter.h"
+#include "lathe/ir/specialize_shapes.h"
 
 namespace lathe {
 
@@ -94,12 +98,26 @@ struct Plan {
 
 std::string node_op(const Node& n) { return n.op_name(); }
 
-void decide(ExportedProgram& ep, const Backend& backend, Plan& plan, PartitionReport& report) {
-  const Constness constness(ep);
-  for (const Node* n : plan.order) {
+// `decided_on` is the program itself, or its copy specialised at the
+// export's sizes (the same nodes in the same order).
+void decide(const ExportedProgram& decided_on, const Backend& backend, PartitionReport& report) {
+  const Constness constness(decided_on);
+  for (const Node* n : decided_on.graph().nodes()) {
     NodeSupport s = backend.support(*n, constness);
     report.decisions.push_back(NodeDecision{n->name(), node_op(*n), s.claimed, s.reason, -1});
   }
+}
+
+// A program with symbolic sizes, specialised at the sizes torch.export saw,
+// or nullptr when it has none (or a symbol has no hint: then its nodes are
+// decided on as they are, and a backend declines what it cannot size).
+std::unique_ptr<ExportedProgram> specialised_at_hints(const ExportedProgram& ep) {
+  if (!has_symbolic_shapes(ep)) return nullptr;
+  auto hints = export_hints(ep);
+  if (!hints.ok()) return nullptr;
+  std::unique_ptr<ExportedProgram> copy = ep.clone();
+  if (!specialize_shapes(*copy, *hints).ok()) return nullptr;
+  return copy;
 }
 
 // Groups in graph order: a claimed node joins its claimed producers' groups
@@ -239,9 +257,34 @@ PreparedGroup describe_group(const Plan& plan, const std::vector<int>& members,
   return g;
 }
 
+// A group with symbolic sizes: checked by preprocessing its copy in the
+// program specialised at the export's sizes (so a backend that refuses it
+// fails lower, not the first run), then lowered to the re-planned record.
+// Its delegate reads only tensors: a symbolic int it read is bound by its
+// expression at run time instead.
+Result<std::vector<std::byte>> replanned_group_payload(const Backend& backend, const DelegateSubgraph& sub,
+                                                       const ExportedProgram& hinted, const Constness& hinted_constness,
+                                                       const std::vector<Node*>& hinted_order, const std::vector<int>& members) {
+  DelegateSubgraph at_hints{hinted, hinted_constness, {}, {}, {}};
+  for (int m : members) at_hints.nodes.push_back(hinted_order[m]);
+  for (const Value* v : sub.inputs) {
+    if (v->kind() == ValueKind::Tensor) at_hints.inputs.push_back(hinted.graph().find_value(v->name()));
+  }
+  for (const Value* v : sub.outputs) at_hints.outputs.push_back(hinted.graph().find_value(v->name()));
+  auto checked = backend.preprocess(at_hints);
+  if (!checked.ok()) return checked.error().context("at the export's sizes");
+  return replanned_payload(sub, backend.name());
+}
+
 Result<std::vector<PreparedGroup>> prepare_groups(ExportedProgram& ep, const Backend& backend, const Plan& plan,
-                                                  const std::vector<std::vector<int>>& groups) {
+                                                  const std::vector<std::vector<int>>& groups, const ExportedProgram* hinted) {
   const Constness constness(ep);
+  std::optional<Constness> hinted_constness;
+  std::vector<Node*> hinted_order;
+  if (hinted) {
+    hinted_constness.emplace(*hinted);
+    hinted_order = hinted->graph().nodes_snapshot();
+  }
   std::vector<PreparedGroup> out;
   for (const std::vector<int>& members : groups) {
     std::unordered_set<const Node*> in_group;
@@ -249,15 +292,40 @@ Result<std::vector<PreparedGroup>> prepare_groups(ExportedProgram& ep, const Bac
     PreparedGroup g = describe_group(plan, members, in_group);
     DelegateSubgraph sub{ep, constness, {}, {g.inputs.begin(), g.inputs.end()}, {g.outputs.begin(), g.outputs.end()}};
     for (int m : members) sub.nodes.push_back(plan.order[m]);
-    auto payload = backend.preprocess(sub);
+    const bool dynamic = hinted && group_has_symbolic_shapes(sub);
+    auto payload = dynamic ? replanned_group_payload(backend, sub, *hinted, *hinted_constness, hinted_order, members)
+                           : backend.preprocess(sub);
     if (!payload.ok()) {
       return payload.error().context("delegate " + std::to_string(out.size()) + " (" + std::string(backend.name()) +
                                      ", from node '" + plan.order[members.front()]->name() + "')");
     }
     g.payload = std::move(payload).value();
+    if (dynamic) std::erase_if(g.inputs, [](const Value* v) { return v->kind() != ValueKind::Tensor; });
     out.push_back(std::move(g));
   }
   return out;
+}
+
+// A group whose sizes use a symbol no input of it has as a whole size
+// could not bind it at run time: its nodes stay on the portable kernels.
+void drop_unbindable_groups(const ExportedProgram& ep, const Plan& plan, std::vector<std::vector<int>>& groups,
+                            PartitionReport& report) {
+  const Constness constness(ep);
+  std::erase_if(groups, [&](const std::vector<int>& members) {
+    std::unordered_set<const Node*> in_group;
+    for (int m : members) in_group.insert(plan.order[m]);
+    PreparedGroup g = describe_group(plan, members, in_group);
+    DelegateSubgraph sub{ep, constness, {}, {g.inputs.begin(), g.inputs.end()}, {g.outputs.begin(), g.outputs.end()}};
+    for (int m : members) sub.nodes.push_back(plan.order[m]);
+    const std::vector<std::string> unbound = unbindable_symbols(sub);
+    if (unbound.empty()) return false;
+    for (int m : members) {
+      report.decisions[m].claimed = false;
+      report.decisions[m].reason = "its group's sizes use " + join_names(unbound) +
+                                   ", which no tensor the group reads has as a whole size (nothing to bind it from at run time)";
+    }
+    return true;
+  });
 }
 
 Result<Value*> add_payload_constant(ExportedProgram& ep, Rewriter& rw, const std::string& backend_name, int id,
@@ -333,12 +401,14 @@ Result<PartitionReport> partition(ExportedProgram& ep, const Backend& backend) {
   plan.producers.resize(count);
   plan.group.assign(count, -1);
   plan.seen.assign(count, 0);
-  decide(ep, backend, plan, report);
+  const std::unique_ptr<ExportedProgram> hinted = specialised_at_hints(ep);
+  decide(hinted ? *hinted : ep, backend, report);
   build_groups(plan, report);
-  const std::vector<std::vector<int>> groups = final_groups(plan);
+  std::vector<std::vector<int>> groups = final_groups(plan);
+  if (hinted) drop_unbindable_groups(ep, plan, groups, report);
   if (groups.empty()) return report;
 
-  LATHE_ASSIGN_OR_RETURN(std::vector<PreparedGroup> prepared, prepare_groups(ep, backend, plan, groups));
+  LATHE_ASSIGN_OR_RETURN(std::vector<PreparedGroup> prepared, prepare_groups(ep, backend, plan, groups, hinted.get()));
   std::vector<Node*> order = contracted_order(plan, groups);
   if (order.size() != plan.order.size()) return make_error("partition: the delegate groups depend on each other in a cycle");
   {

@@ -10,6 +10,9 @@ namespace lathe {
 namespace {
 
 constexpr char kMagic[8] = {'L', 'A', 'T', 'H', 'E', 'D', 'L', 'G'};
+constexpr char kReplannedMagic[8] = {'L', 'A', 'T', 'H', 'E', 'D', 'Y', 'N'};
+// A whole claimed subprogram's JSON: far larger than any name.
+constexpr uint32_t kMaxProgramBytes = 1u << 30;
 // Bounds what a hostile record can make us allocate.
 constexpr uint32_t kMaxCount = 1u << 24;
 constexpr uint32_t kMaxRank = 16;
@@ -45,8 +48,8 @@ class Reader {
     if (n > max) return make_error(std::string("delegate payload: ") + what + " count " + std::to_string(n) + " is implausible");
     return n;
   }
-  Result<std::string> str(const char* what) {
-    LATHE_ASSIGN_OR_RETURN(uint32_t n, count(what));
+  Result<std::string> str(const char* what, uint32_t max = kMaxCount) {
+    LATHE_ASSIGN_OR_RETURN(uint32_t n, count(what, max));
     if (b_.size() - pos_ < n) return make_error(std::string("delegate payload: truncated in ") + what);
     std::string s(reinterpret_cast<const char*>(b_.data() + pos_), n);
     pos_ += n;
@@ -58,6 +61,17 @@ class Reader {
   std::span<const std::byte> b_;
   size_t pos_ = 0;
 };
+
+// The magic, version and backend name every record starts with.
+Result<std::string> read_header(Reader& r, const char (&magic)[8], uint32_t version, const char* record) {
+  for (char c : magic) {
+    LATHE_ASSIGN_OR_RETURN(char got, r.get<char>("magic"));
+    if (got != c) return make_error(std::string("delegate payload: bad magic (not a Lathe ") + record + ")");
+  }
+  LATHE_ASSIGN_OR_RETURN(uint32_t got, r.get<uint32_t>("version"));
+  if (got != version) return make_error(std::string("delegate payload: unknown ") + record + " version " + std::to_string(got));
+  return r.str("backend");
+}
 
 }  // namespace
 
@@ -111,14 +125,8 @@ std::vector<std::byte> encode_payload(const DelegatePayload& p) {
 
 Result<DelegatePayload> decode_payload(std::span<const std::byte> bytes) {
   Reader r(bytes);
-  for (char c : kMagic) {
-    LATHE_ASSIGN_OR_RETURN(char got, r.get<char>("magic"));
-    if (got != c) return make_error("delegate payload: bad magic (not a Lathe delegate record)");
-  }
-  LATHE_ASSIGN_OR_RETURN(uint32_t version, r.get<uint32_t>("version"));
-  if (version != DelegatePayload::kVersion) return make_error("delegate payload: unknown version " + std::to_string(version));
   DelegatePayload p;
-  LATHE_ASSIGN_OR_RETURN(p.backend, r.str("backend"));
+  LATHE_ASSIGN_OR_RETURN(p.backend, read_header(r, kMagic, DelegatePayload::kVersion, "delegate record"));
   LATHE_ASSIGN_OR_RETURN(uint32_t nv, r.count("values"));
   for (uint32_t i = 0; i < nv; ++i) {
     PayloadValue v;
@@ -202,6 +210,35 @@ Status check_payload_dataflow(const DelegatePayload& p, size_t operands, size_t 
     if (!defined[o] || p.values[o].input >= 0) return make_error("payload output value " + std::to_string(o) + " is not computed by the delegate");
   }
   return Status::Ok();
+}
+
+bool is_replanned_payload(std::span<const std::byte> bytes) {
+  return bytes.size() >= sizeof(kReplannedMagic) && std::memcmp(bytes.data(), kReplannedMagic, sizeof(kReplannedMagic)) == 0;
+}
+
+std::vector<std::byte> encode_replanned_payload(const ReplannedPayload& p) {
+  Writer w;
+  for (char c : kReplannedMagic) w.put(c);
+  w.put<uint32_t>(ReplannedPayload::kVersion);
+  w.str(p.backend);
+  w.put<uint32_t>(static_cast<uint32_t>(p.inputs.size()));
+  for (const std::string& name : p.inputs) w.str(name);
+  w.str(p.program_json);
+  return std::move(w.out);
+}
+
+Result<ReplannedPayload> decode_replanned_payload(std::span<const std::byte> bytes) {
+  Reader r(bytes);
+  ReplannedPayload p;
+  LATHE_ASSIGN_OR_RETURN(p.backend, read_header(r, kReplannedMagic, ReplannedPayload::kVersion, "re-planned delegate record"));
+  LATHE_ASSIGN_OR_RETURN(uint32_t n, r.count("inputs"));
+  for (uint32_t i = 0; i < n; ++i) {
+    LATHE_ASSIGN_OR_RETURN(std::string name, r.str("input name"));
+    p.inputs.push_back(std::move(name));
+  }
+  LATHE_ASSIGN_OR_RETURN(p.program_json, r.str("program", kMaxProgramBytes));
+  if (!r.at_end()) return make_error("delegate payload: trailing bytes after the re-planned record");
+  return p;
 }
 
 }  // namespace lathe

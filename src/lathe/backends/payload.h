@@ -80,4 +80,24 @@ Result<DelegatePayload> decode_payload(std::span<const std::byte> bytes);
 // computed by an op.
 Status check_payload_dataflow(const DelegatePayload& payload, size_t operands, size_t node_outputs);
 
+// The record of a delegate whose values have symbolic sizes: not a plan
+// but what to plan from, once per distinct set of input sizes
+// (replanned_delegate.h).
+//
+//   "LATHEDYN" (8 bytes)  u32 version (=1)  str backend
+//   u32 input_count, str placeholder[input_count]   the subprogram's input each
+//                                                    of the node's `inputs` binds
+//   str program                                      the claimed nodes as a program
+//                                                    of their own (program JSON)
+struct ReplannedPayload {
+  static constexpr uint32_t kVersion = 1;
+  std::string backend;
+  std::vector<std::string> inputs;
+  std::string program_json;
+};
+
+bool is_replanned_payload(std::span<const std::byte> bytes);
+std::vector<std::byte> encode_replanned_payload(const ReplannedPayload& payload);
+Result<ReplannedPayload> decode_replanned_payload(std::span<const std::byte> bytes);
+
 }  // namespace lathe

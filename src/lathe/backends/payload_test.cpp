@@ -106,7 +106,7 @@ TEST(Payload, HeaderAndCountsAreChecked_NEG) {
   EXPECT_EQ(error_of(r), "delegate payload: bad magic (not a Lathe delegate record)");
   r = hand_written();
   r[8] = std::byte{2};
-  EXPECT_EQ(error_of(r), "delegate payload: unknown version 2");
+  EXPECT_EQ(error_of(r), "delegate payload: unknown delegate record version 2");
   r = hand_written();
   r[17] = std::byte{0xff}, r[18] = std::byte{0xff}, r[19] = std::byte{0xff}, r[20] = std::byte{0x7f};  // value count
   EXPECT_EQ(error_of(r), "delegate payload: values count 2147483647 is implausible");

@@ -48,6 +48,7 @@ template <typename T>
 constexpr T wrapping_mul(T a, T b) {
   using namespace int_arith_detail;
   if constexpr (kWraps<T>) return static_cast<T>(static_cast<Wide<T>>(a) * static_cast<Wide<T>>(b));
+  else if constexpr (std::is_same_v<T, bool>) return a && b;  // bool's product, without -Wint-in-bool-context
   else return a * b;
 }
 

@@ -395,6 +395,19 @@ Result<Value*> Rewriter::add_user_input(const std::string& name, TensorMeta meta
   return add_input(InputSpec{InputKind::UserInput, "", true, {}}, name, std::nullopt, std::move(meta));
 }
 
+Result<Value*> Rewriter::add_sym_int_input(const std::string& name, SymDim value) {
+  const std::string where = "add user input '" + name + "'";
+  if (!ep_) return make_error(where + ": a bare graph has no signature");
+  if (graph_->inputs().size() != ep_->input_specs.size()) return make_error(where + ": the signature is out of step with the graph");
+  if (name.empty()) return make_error(where + ": empty placeholder name");
+  if (graph_->find_value(name)) return make_error(where + ": the name is taken");
+  const size_t pos = input_insert_position(*ep_, InputKind::UserInput);
+  Value* v = graph_->insert_placeholder(ValueKind::SymInt, name, pos);
+  v->set_sym(std::move(value));
+  ep_->input_specs.insert(ep_->input_specs.begin() + static_cast<std::ptrdiff_t>(pos), InputSpec{InputKind::UserInput, "", true, {}});
+  return v;
+}
+
 Status Rewriter::remove_input(Value* placeholder) {
   if (!ep_) return make_error("remove input: a bare graph has no signature");
   if (!placeholder || placeholder->graph() != graph_) return make_error("remove input: the value is not in this graph");

@@ -105,6 +105,8 @@ class Rewriter {
   // A lifted tensor constant (non-parameter, non-buffer tensor state).
   Result<Value*> add_constant(const std::string& name, Tensor tensor);
   Result<Value*> add_user_input(const std::string& name, TensorMeta meta);
+  // A symbolic int user input (a size passed as an argument), e.g. "s0".
+  Result<Value*> add_sym_int_input(const std::string& name, SymDim value);
   // Removes a program input: fails if its placeholder still has uses or an
   // output spec (a mutation or gradient) names it. A stateful input's state
   // entry goes too unless another input spec still names it; tied aliases

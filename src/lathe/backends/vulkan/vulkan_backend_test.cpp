@@ -86,17 +86,21 @@ TEST(VulkanRefusal, WeightsThatAreNotCompileTimeConstants_NEG) {
 
 TEST(VulkanRefusal, MutatedBufferWeight_NEG) { testing::expect_mutated_buffer_weight_refused(vulkan_backend()); }
 
-// Buffers are sized at load, so a node with symbolic sizes (mlp's batch is
-// a Dim) is declined, node by node. (lower_program opens the device first.)
-TEST_F(VulkanFixtures, SymbolicSizesAreDeclined_NEG) {
+// Buffers are sized at load, so a program with symbolic sizes (mlp's batch
+// is a Dim in [1, 64]) gets a re-planned delegate (replanned_delegate.h):
+// one pipeline set per batch, each matching PyTorch at batches 2, 1 and 37.
+TEST_F(VulkanFixtures, SymbolicBatchIsDelegatedAndReplannedPerSize) {
   auto program = read_pt2(testing::source_path("fixtures/mlp.pt2"));
   ASSERT_TRUE(program.ok());
   auto lowered = lower_program(*program, vulkan_backend());
   ASSERT_TRUE(lowered.ok()) << lowered.error().message();
-  for (const NodeDecision& d : lowered->methods[0].report.decisions) {
-    EXPECT_FALSE(d.claimed) << d.node;
-    EXPECT_NE(d.reason.find("has symbolic sizes"), std::string::npos) << d.reason;
-  }
+  EXPECT_EQ(lowered->methods[0].report.delegates, 1);
+  for (const NodeDecision& d : lowered->methods[0].report.decisions) EXPECT_TRUE(d.claimed) << d.node << ": " << d.reason;
+  auto calls = load_reference_calls(testing::source_path("fixtures/mlp.ref/model"));
+  ASSERT_TRUE(calls.ok()) << calls.error().message();
+  auto ex = Executor::create(*program->methods[0].program, testing::with_delegates());
+  ASSERT_TRUE(ex.ok()) << ex.error().message();
+  testing::expect_calls_match(**ex, *calls, kRtol, "mlp on vulkan, batch 2, 1, 37");
 }
 
 // ---- hand-made payloads --------------------------------------------------------------------
