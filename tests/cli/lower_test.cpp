@@ -60,8 +60,7 @@ TEST(LowerCommand, ExplainSaysWhatIsClaimedAndWhyTheRuntimeMmIsNot) {
 
 TEST(LowerCommand, WeightsAreStoredOnceInTheLoweredArchive) {
   const Lathe lathe;
-  // (mlp's batch is dynamic, which XNNPACK declines: the TTS model's two
-  // parameter linears are static and become two delegates.)
+  // (The TTS model's two parameter linears become two delegates.)
   ASSERT_EQ(lower(lathe, "tts_duration_predictor").exit_code, 0);
   CommandResult before = lathe("inspect --json " + quoted_fixture("tts_duration_predictor.pt2"));
   CommandResult after = lathe("inspect --json '" + lathe.dir + "/tts_duration_predictor.pt2'");
@@ -71,6 +70,25 @@ TEST(LowerCommand, WeightsAreStoredOnceInTheLoweredArchive) {
   EXPECT_NE(after.out.find("\"lathe.delegate.xnnpack\":2"), std::string::npos) << after.out;
   EXPECT_LT(fs::file_size(lathe.dir + "/tts_duration_predictor.pt2"),
             fs::file_size(source_path("fixtures/tts_duration_predictor.pt2")) + 8192);
+}
+
+// mlp's batch is a Dim: its delegate holds the claimed nodes, planned per
+// input size at run time. `lathe view` opens it on those nodes.
+TEST(LowerCommand, ViewOpensADelegateOfSymbolicSizesOnItsNodes) {
+  const Lathe lathe;
+  ASSERT_EQ(lower(lathe, "mlp").exit_code, 0);
+  const std::string page = lathe.dir + "/mlp.html";
+  CommandResult v = lathe("view '" + lathe.dir + "/mlp.pt2' -o '" + page + "'");
+  ASSERT_EQ(v.exit_code, 0) << v.out << v.err;
+  const std::string html = read_text(page);
+  EXPECT_EQ(html.find("bad magic"), std::string::npos);
+  EXPECT_EQ(html.find("\"error\""), std::string::npos);
+  size_t planned = 0;
+  for (size_t at = html.find("planned per input size"); at != std::string::npos; at = html.find("planned per input size", at + 1))
+    ++planned;
+  // The three linears and the two relus: five nodes inside the delegate.
+  EXPECT_EQ(planned, 5u);
+  EXPECT_NE(html.find("aten.linear.default"), std::string::npos);
 }
 
 TEST(LowerCommand, RunBackendLowersInMemory) {

@@ -199,7 +199,9 @@ class GraphBuilder {
     const InputSpec* spec = v ? constness_.input_spec(v) : nullptr;
     const Tensor* t = spec ? ep_.constants.find(spec->target) : nullptr;
     if (!t || t->dtype != DType::UInt8 || !t->is_contiguous() || !t->check_fits().ok()) return nullptr;
-    auto decoded = decode_payload(std::span<const std::byte>(t->data(), t->nbytes()));
+    const std::span<const std::byte> bytes(t->data(), t->nbytes());
+    if (is_replanned_payload(bytes)) return replanned_contents(bytes);
+    auto decoded = decode_payload(bytes);
     if (!decoded.ok()) return Json{{"error", decoded.error().message()}};
     Json ops = Json::array();
     for (const PayloadOp& op : decoded->ops) {
@@ -221,6 +223,35 @@ class GraphBuilder {
       ops.push_back({{"o", op.kind}, {"n", op.node}, {"a", join(operands, ", ")}, {"t", join(outs, ", ")}});
     }
     return Json{{"backend", decoded->backend}, {"ops", std::move(ops)}};
+  }
+
+  // A delegate of a program with symbolic sizes holds the claimed nodes
+  // themselves (program JSON), planned per input size at run time: shown
+  // as those nodes, each with its symbolic output sizes.
+  static Json replanned_contents(std::span<const std::byte> bytes) {
+    auto record = decode_replanned_payload(bytes);
+    if (!record.ok()) return Json{{"error", record.error().message()}};
+    const Json program = Json::parse(record->program_json, nullptr, false);
+    const Json* nodes = nullptr;
+    if (program.is_object() && program.contains("graph_module")) {
+      const Json& g = program["graph_module"];
+      if (g.is_object() && g.contains("graph") && g["graph"].is_object() && g["graph"].contains("nodes")) nodes = &g["graph"]["nodes"];
+    }
+    if (!nodes || !nodes->is_array()) return Json{{"error", "the re-planned record's program has no graph nodes"}};
+    Json ops = Json::array();
+    for (const Json& node : *nodes) {
+      std::string target = node.is_object() && node.contains("target") && node["target"].is_string() ? node["target"].get<std::string>() : "?";
+      if (target.rfind("torch.ops.", 0) == 0) target = target.substr(10);
+      std::string name;
+      if (node.is_object() && node.contains("outputs") && node["outputs"].is_array() && !node["outputs"].empty()) {
+        const Json& o = node["outputs"][0];
+        if (o.is_object() && o.contains("as_tensor") && o["as_tensor"].is_object() && o["as_tensor"].contains("name") &&
+            o["as_tensor"]["name"].is_string())
+          name = o["as_tensor"]["name"].get<std::string>();
+      }
+      ops.push_back({{"o", target}, {"n", name}, {"a", ""}, {"t", "planned per input size"}});
+    }
+    return Json{{"backend", record->backend}, {"ops", std::move(ops)}};
   }
 
   const ExportedProgram& ep_;
