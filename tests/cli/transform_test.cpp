@@ -190,7 +190,7 @@ TEST(TransformCli, UnknownPassListsTheValidOnes_NEG) {
             "lathe transform: unknown pass 'fold_everything'; passes: addmm_mm_to_linear, bmm_to_linear, sdpa_additive_mask, remove_dead_code, decompose, "
             "constant_propagation, remove_redundant_views, common_subexpression_elimination, "
             "fuse_weight_only_quantized_linear, fuse_int8_weight_only_matmul, fuse_dynamic_int8_linear, "
-            "inline_grad_regions\n");
+            "inline_grad_regions, sdpa_grouped_query\n");
   EXPECT_FALSE(std::filesystem::exists(out));
   r = transform(fixture("simple_linear"));
   EXPECT_EQ(r.exit_code, 2);
@@ -305,7 +305,7 @@ TEST(TransformCli, KeepWithoutDecomposeIsAnError_NEG) {
   EXPECT_FALSE(std::filesystem::exists(out));
   r = transform("--list-passes");
   EXPECT_NE(r.out.find("--passes default: inline_grad_regions,decompose,constant_propagation,remove_redundant_views,"
-                       "common_subexpression_elimination,addmm_mm_to_linear,bmm_to_linear,remove_dead_code\n"),
+                       "common_subexpression_elimination,addmm_mm_to_linear,bmm_to_linear,sdpa_grouped_query,remove_dead_code\n"),
             std::string::npos)
       << r.out;
 }

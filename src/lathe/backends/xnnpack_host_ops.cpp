@@ -63,10 +63,13 @@ Status check_bmm(const Sizes& x, const Sizes& w, const Sizes& y) {
   return Status::Ok();
 }
 
-Status check_sdpa(const Sizes& q, const Sizes& k, const Sizes& v, const Sizes& y) {
+Status check_sdpa(const Sizes& q, const Sizes& k, const Sizes& v, const Sizes& y, bool gqa) {
   if (q.size() < 2 || k.size() != q.size() || v.size() != q.size() || k.back() != q.back() ||
       k[k.size() - 2] != v[v.size() - 2])
     return make_error("shapes");
+  if (gqa && (q.size() < 3 || k[k.size() - 3] <= 0 || k[k.size() - 3] != v[v.size() - 3] ||
+              q[q.size() - 3] % k[k.size() - 3] != 0))
+    return make_error("grouped heads");
   Sizes want(q.begin(), q.end() - 1);
   want.push_back(v.back());
   if (y != want) return make_error("output shape");
@@ -130,7 +133,7 @@ Result<HostOpCall> parse_and_check(HostOp op, const PayloadOp& pop, const std::v
     case HostOp::Bmm: return done(std::monostate{}, check_bmm(x, sizes(pop, values, 1), y));
     case HostOp::Sdpa: {
       LATHE_ASSIGN_OR_RETURN(P::Sdpa p, P::parse_sdpa(r));
-      return done(p, check_sdpa(x, sizes(pop, values, 1), sizes(pop, values, 2), y));
+      return done(p, check_sdpa(x, sizes(pop, values, 1), sizes(pop, values, 2), y, p.enable_gqa));
     }
     case HostOp::Concat: {
       LATHE_ASSIGN_OR_RETURN(P::Concat p, P::parse_concat(r));
@@ -264,7 +267,7 @@ Status run_host_op(const HostOpCall& call, const PayloadOp& pop, const std::vect
     case HostOp::Bmm: return kernels::bmm_out(x, *in[1], out);
     case HostOp::Sdpa: {
       const auto& p = std::get<P::Sdpa>(call.params);
-      kernels::SdpaArgs a{in[0], in[1], in[2], in.size() > 3 ? in[3] : nullptr, 0.0, p.causal, std::nullopt};
+      kernels::SdpaArgs a{in[0], in[1], in[2], in.size() > 3 ? in[3] : nullptr, 0.0, p.causal, std::nullopt, p.enable_gqa};
       if (!std::isnan(p.scale)) a.scale = p.scale;
       return kernels::sdpa(a, out, nullptr);
     }

@@ -87,6 +87,24 @@ TEST(XnnpackHostOps, PadRollReshapeBmmAttentionMatchPortable) {
   expect_lowered_matches_portable(build, {ramp({1, 2, 3, 4}, 0.21f), ramp({2, 5, 3}, 0.53f)}, 1, 7);
 }
 
+// Grouped-query attention (what sdpa_grouped_query makes of repeat_kv):
+// 4 query heads over 2 key/value heads, read in place inside the delegate;
+// the record carries enable_gqa to the host kernel.
+TEST(XnnpackHostOps, GroupedQueryAttentionRunsInsideTheDelegate) {
+  auto build = [](ExportedProgram& ep) {
+    GraphBuilder b(ep);
+    Value* x = b.user_input("x", {1, 4, 2, 8});
+    Value* k = b.user_input("k", {1, 2, 5, 8});
+    Value* v = b.user_input("v", {1, 2, 5, 8});
+    Value* q = b.call("aten.relu.default", {{"self", x}}, {1, 4, 2, 8});
+    Value* a = b.call("aten.scaled_dot_product_attention.default",
+                      {{"query", q}, {"key", k}, {"value", v}, {"enable_gqa", true}}, {1, 4, 2, 8});
+    b.user_output(b.call("aten.relu.default", {{"self", a}}, {1, 4, 2, 8}));
+  };
+  expect_lowered_matches_portable(build, {ramp({1, 4, 2, 8}, 0.13f), ramp({1, 2, 5, 8}, 0.37f), ramp({1, 2, 5, 8}, 0.71f)},
+                                  1, 3);
+}
+
 // A padded 2-D convolution input in channels-last: a non-zero pad runs as
 // XNNPACK's constant_pad with the amounts moved into NHWC order; a zero pad
 // folds into the convolution's own asymmetric padding.

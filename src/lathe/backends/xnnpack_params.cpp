@@ -137,7 +137,7 @@ HostRecord to_record(const Roll& p) {
   return r;
 }
 
-HostRecord to_record(const Sdpa& p) { return {{p.causal ? 1 : 0}, {p.scale}}; }
+HostRecord to_record(const Sdpa& p) { return {{p.causal ? 1 : 0, p.enable_gqa ? 1 : 0}, {p.scale}}; }
 HostRecord to_record(const Concat& p) { return {{p.outer}, {}}; }
 HostRecord to_record(const Slice& p) { return {{p.outer, p.row_in, p.offset, p.row_out}, {}}; }
 
@@ -174,8 +174,10 @@ Result<Roll> parse_roll(const HostRecord& r) {
 }
 
 Result<Sdpa> parse_sdpa(const HostRecord& r) {
-  LATHE_RETURN_IF_ERROR(counts(r, 1, 1));
-  return Sdpa{r.ints[0] != 0, r.floats[0]};
+  // Records written before enable_gqa have one int.
+  if (r.ints.size() == 1) LATHE_RETURN_IF_ERROR(counts(r, 1, 1));
+  else LATHE_RETURN_IF_ERROR(counts(r, 2, 1));
+  return Sdpa{r.ints[0] != 0, r.floats[0], r.ints.size() == 2 && r.ints[1] != 0};
 }
 
 Result<Concat> parse_concat(const HostRecord& r) {

@@ -83,6 +83,7 @@ struct Roll {
 struct Sdpa {
   bool causal;
   double scale;  // NaN: 1/sqrt(E), PyTorch's default
+  bool enable_gqa = false;  // key/value heads divide the query's (a record without it: false)
 };
 
 // Inputs side by side in the buffer's own layout: each is `outer` rows of

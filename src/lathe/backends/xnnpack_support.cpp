@@ -168,7 +168,7 @@ NodeSupport roll_support(const Node& n) {
 
 NodeSupport sdpa_support(const Node& n) {
   if (literal_number(n, arg::dropout_p).value_or(0) != 0) return NodeSupport::no("has dropout");
-  if (literal_bool(n, arg::enable_gqa).value_or(false)) return NodeSupport::no("uses grouped-query attention");
+  if (n.input(arg::enable_gqa) && !literal_bool(n, arg::enable_gqa)) return NodeSupport::no("has a symbolic enable_gqa");
   const Argument* sc = n.input(arg::scale);
   if (sc && !sc->is_none() && !literal_number(n, arg::scale)) return NodeSupport::no("has a symbolic scale");
   if (n.input(arg::is_causal) && !literal_bool(n, arg::is_causal)) return NodeSupport::no("has a symbolic is_causal");
@@ -754,7 +754,9 @@ Status Lowering::lower_host(const Node& n, OpTarget op) {
     for (const char* name : {"query", "key", "value", "attn_mask"}) LATHE_RETURN_IF_ERROR(add(name, name));
     const double scale = literal_number(n, arg::scale).value_or(std::numeric_limits<double>::quiet_NaN());
     const bool causal = literal_bool(n, arg::is_causal).value_or(false);
-    emit(n, XnnpackKind::Sdpa, std::move(ins), define(y, false), xnnpack_params::to_record(xnnpack_params::Sdpa{causal, scale}));
+    const bool gqa = literal_bool(n, arg::enable_gqa).value_or(false);
+    emit(n, XnnpackKind::Sdpa, std::move(ins), define(y, false),
+         xnnpack_params::to_record(xnnpack_params::Sdpa{causal, scale, gqa}));
     return Status::Ok();
   }
   LATHE_RETURN_IF_ERROR(add("self", "self"));

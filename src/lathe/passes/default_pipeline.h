@@ -6,6 +6,9 @@
 //   remove_redundant_views             view/permute chains, t(t(x))
 //   common_subexpression_elimination   merge identical pure nodes
 //   addmm_mm_to_linear                 addmm/mm(x, t(w)) -> linear, constant w
+//   bmm_to_linear                      bmm/matmul against an expanded constant -> linear
+//   sdpa_grouped_query                 attention over repeat_kv copies reads the
+//                                      grouped key/value heads in place
 //   remove_dead_code                   drop what nobody reads any more
 //
 // Why this order (each pass prepares the next):
@@ -23,7 +26,10 @@
 //     transposed once and both matmuls see the same transpose;
 //   - addmm_mm_to_linear recomposes what decompose split (unless linear was
 //     kept whole), now with constness decided on folded constants;
+//   - sdpa_grouped_query anywhere after decompose (it reads core ATen's
+//     reshape/expand/unsqueeze) and before remove_dead_code;
 //   - remove_dead_code last: transposes the linear rewrite no longer reads,
+//     the key/value copies grouped attention no longer reads,
 //     and anything else the passes above left unused.
 #pragma once
 
@@ -39,7 +45,7 @@ namespace lathe {
 inline constexpr const char* kDefaultPipelineName = "default";
 inline constexpr const char* kDefaultPipeline =
     "inline_grad_regions,decompose,constant_propagation,remove_redundant_views,common_subexpression_elimination,"
-    "addmm_mm_to_linear,bmm_to_linear,remove_dead_code";
+    "addmm_mm_to_linear,bmm_to_linear,sdpa_grouped_query,remove_dead_code";
 
 // Replaces each item "default" of a comma-separated pass list with the
 // default pipeline ("default,foo" -> "decompose,...,remove_dead_code,foo").

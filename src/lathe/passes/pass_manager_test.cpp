@@ -221,7 +221,7 @@ TEST(PassRegistryTest, BuiltinsHaveOneLineDescriptionsAndTheDefaultListResolves)
                                                  "common_subexpression_elimination",
                                                  "fuse_weight_only_quantized_linear",
                                                  "fuse_int8_weight_only_matmul", "fuse_dynamic_int8_linear",
-                                                 "inline_grad_regions"}));
+                                                 "inline_grad_regions", "sdpa_grouped_query"}));
   for (const auto& e : r.entries()) {
     EXPECT_FALSE(e.description.empty());
     EXPECT_EQ(e.description.find('\n'), std::string::npos);
@@ -243,7 +243,8 @@ TEST(PassRegistryTest, UnknownOrEmptyPassNamesListTheValidOnes_NEG) {
   EXPECT_EQ(bad.error().message(),
             "unknown pass 'fuse_everything'; passes: addmm_mm_to_linear, bmm_to_linear, sdpa_additive_mask, remove_dead_code, decompose, "
             "constant_propagation, remove_redundant_views, common_subexpression_elimination, "
-            "fuse_weight_only_quantized_linear, fuse_int8_weight_only_matmul, fuse_dynamic_int8_linear, inline_grad_regions");
+            "fuse_weight_only_quantized_linear, fuse_int8_weight_only_matmul, fuse_dynamic_int8_linear, inline_grad_regions, "
+            "sdpa_grouped_query");
   auto empty = r.create_list("addmm_mm_to_linear,");
   ASSERT_FALSE(empty.ok());
   EXPECT_NE(empty.error().message().find("empty pass name"), std::string::npos);

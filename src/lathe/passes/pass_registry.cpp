@@ -14,6 +14,7 @@
 #include "lathe/passes/remove_dead_code.h"
 #include "lathe/passes/remove_redundant_views.h"
 #include "lathe/passes/sdpa_additive_mask.h"
+#include "lathe/passes/sdpa_grouped_query.h"
 
 namespace lathe {
 
@@ -64,6 +65,7 @@ const PassRegistry& builtin_passes() {
     (void)r.add([] { return std::make_unique<FuseInt8WeightOnlyMatmul>(); });
     (void)r.add([] { return std::make_unique<FuseDynamicInt8Linear>(); });
     (void)r.add([] { return std::make_unique<InlineGradRegions>(); });
+    (void)r.add([] { return std::make_unique<SdpaGroupedQuery>(); });
     return r;
   }();
   return registry;

@@ -4,7 +4,9 @@
 //   scores = q @ k^T * scale  (+ mask: additive, or -inf where a bool mask is false)
 //   out    = softmax(scores) @ v
 //
-// Per (batch, head) matrix: K^T and V are packed once for the GEMM tiles
+// A few query rows (a decode step) read K and V in place instead
+// (attention_few_queries.h). Otherwise, per (batch, head) matrix: K^T and
+// V are packed once for the GEMM tiles
 // (gemm_blocked.h), then query rows go through in blocks whose scores fit
 // in L1 (kScoreBlock): scores = Q K^T, the row pass turns them into
 // softmax numerators (attention_rows.h: scale, mask, max, exp, sum in two
@@ -17,6 +19,7 @@
 #include <optional>
 
 #include "lathe/runtime/kernels/attention.h"
+#include "lathe/runtime/kernels/attention_few_queries.h"
 #include "lathe/runtime/kernels/attention_rows.h"
 #include "lathe/runtime/kernels/gemm_blocked.h"
 #include "lathe/runtime/kernels/register.h"
@@ -63,6 +66,9 @@ struct Problem {
   const Operand* mask;  // additive, [B, L, S] as strided matrices with contiguous rows; or nullptr
   float* out;         // [B, L, Ev]
   float* lse;         // [B, L], or nullptr
+  int64_t q_heads = 1, group = 1;  // grouped-query attention: query heads per key/value head
+  // The key/value matrix query matrix b reads.
+  int64_t kv(int64_t b) const { return group == 1 ? b : (b / q_heads) * (q_heads / group) + (b % q_heads) / group; }
 };
 
 // Query rows [i0, i0 + m) of matrix b, given K^T and V packed.
@@ -86,15 +92,39 @@ void attend_rows(const Problem& p, int64_t b, int64_t i0, int64_t m, const Packe
     for (int64_t j = 0; j < p.Ev; ++j) o[i * p.Ev + j] *= inv_sums[i];
 }
 
+// Query row i of matrix b with K and V read in place (attention_few_queries.h).
+void attend_row_in_place(const Problem& p, int64_t b, int64_t i, float* q_row, float* scores) {
+  const SoftmaxRows& rows = softmax_rows();
+  const float* q = p.q.at(b) + i * p.q.rs;
+  for (int64_t e = 0; e < p.E; ++e) q_row[e] = q[e * p.q.cs];
+  const int64_t n = p.causal ? std::min(p.S, i + 1) : p.S;  // causal: key j <= query i
+  query_key_scores(q_row, p.k.at(p.kv(b)), p.k.rs, n, p.E, scores);
+  float mx = 0;
+  float sum = rows.numerators(scores, n, p.scale, p.mask ? p.mask->at(b) + i * p.mask->rs : nullptr, &mx);
+  if (sum == 0) sum = 1;  // a masked-out row: numerators 0, output 0
+  if (p.lse) p.lse[b * p.L + i] = mx + std::log(sum);
+  float* o = p.out + (b * p.L + i) * p.Ev;
+  weighted_value_rows(scores, p.v.at(p.kv(b)), p.v.rs, n, p.Ev, o);
+  const float inv = 1.0f / sum;
+  for (int64_t e = 0; e < p.Ev; ++e) o[e] *= inv;
+}
+
 // Matrices [b0, b1).
 void attend(const Problem& p, int64_t b0, int64_t b1) {
+  if (p.L < kFewQueryRows && p.k.cs == 1 && p.v.cs == 1) {
+    std::vector<float> q_row(static_cast<size_t>(p.E)), scores(static_cast<size_t>(p.S));
+    for (int64_t b = b0; b < b1; ++b)
+      for (int64_t i = 0; i < p.L; ++i) attend_row_in_place(p, b, i, q_row.data(), scores.data());
+    return;
+  }
   const TileSet& tiles = gemm_tiles();
   int64_t block = std::clamp<int64_t>(kScoreBlock / std::max<int64_t>(p.S, 1), 1, std::max<int64_t>(p.L, 1));
   if (block > tiles.mr) block -= block % tiles.mr;
   std::vector<float> scores(static_cast<size_t>(block * p.S)), inv_sums(static_cast<size_t>(block));
   for (int64_t b = b0; b < b1; ++b) {
-    const PackedB kt = PackedB::pack(tiles, p.E, p.S, MatView{p.k.at(b), p.k.cs, p.k.rs});  // K^T: [E, S]
-    const PackedB vp = PackedB::pack(p.Ev <= 16 ? gemm_tiles_narrow() : tiles, p.S, p.Ev, MatView{p.v.at(b), p.v.rs, p.v.cs});
+    const PackedB kt = PackedB::pack(tiles, p.E, p.S, MatView{p.k.at(p.kv(b)), p.k.cs, p.k.rs});  // K^T: [E, S]
+    const PackedB vp =
+        PackedB::pack(p.Ev <= 16 ? gemm_tiles_narrow() : tiles, p.S, p.Ev, MatView{p.v.at(p.kv(b)), p.v.rs, p.v.cs});
     for (int64_t i0 = 0; i0 < p.L; i0 += block) {
       attend_rows(p, b, i0, std::min(block, p.L - i0), kt, vp, scores.data(), inv_sums.data());
     }
@@ -111,10 +141,22 @@ Status check_shapes(const SdpaArgs& a) {
   LATHE_RETURN_IF_ERROR(check_same_dtype(q, *a.k, "scaled_dot_product_attention"));
   LATHE_RETURN_IF_ERROR(check_same_dtype(q, *a.v, "scaled_dot_product_attention"));
   if (a.dropout_p > 0) return make_error("scaled_dot_product_attention: dropout_p > 0 is not supported (random)");
-  const std::vector<int64_t> batch(q.sizes.begin(), q.sizes.end() - 2);
+  std::vector<int64_t> batch(q.sizes.begin(), q.sizes.end() - 2);
+  if (a.enable_gqa) {
+    // Key and value heads (dim -3) divide the query's; the rest match.
+    if (r < 3) return make_error("scaled_dot_product_attention: enable_gqa needs a heads dim (rank >= 3)");
+    const int64_t kv_heads = a.k->sizes[r - 3];
+    if (kv_heads <= 0 || a.v->sizes[r - 3] != kv_heads || q.sizes[r - 3] % kv_heads != 0) {
+      return make_error("scaled_dot_product_attention: enable_gqa with " + std::to_string(q.sizes[r - 3]) +
+                        " query heads needs key and value with the same number of heads dividing it; got " +
+                        std::to_string(kv_heads) + " and " + std::to_string(a.v->sizes[r - 3]));
+    }
+    batch[r - 3] = kv_heads;
+  }
   if (std::vector<int64_t>(a.k->sizes.begin(), a.k->sizes.end() - 2) != batch ||
       std::vector<int64_t>(a.v->sizes.begin(), a.v->sizes.end() - 2) != batch) {
-    return make_error("scaled_dot_product_attention: query, key and value batch dims differ (grouped-query attention is not supported)");
+    return make_error("scaled_dot_product_attention: query, key and value batch dims differ" +
+                      std::string(a.enable_gqa ? "" : " (heads that differ need enable_gqa)"));
   }
   if (a.k->sizes[r - 1] != q.sizes[r - 1] || a.v->sizes[r - 2] != a.k->sizes[r - 2]) {
     return make_error("scaled_dot_product_attention: shapes " + shape_string(q.sizes) + ", " + shape_string(a.k->sizes) +
@@ -171,9 +213,13 @@ Status sdpa(const SdpaArgs& a, Tensor& out, Tensor* logsumexp) {
     mask.emplace(add_mask);
   }
   const float scale = static_cast<float>(a.scale.value_or(1.0 / std::sqrt(static_cast<double>(E))));
-  const Problem p{L, S, E, Ev, scale, a.causal, Operand(*a.q), Operand(*a.k), Operand(*a.v),
-                  mask ? &*mask : nullptr, mdata<float>(out),
-                  logsumexp ? mdata<float>(*logsumexp) : nullptr};
+  Problem p{L, S, E, Ev, scale, a.causal, Operand(*a.q), Operand(*a.k), Operand(*a.v),
+            mask ? &*mask : nullptr, mdata<float>(out),
+            logsumexp ? mdata<float>(*logsumexp) : nullptr};
+  if (a.enable_gqa) {
+    p.q_heads = a.q->sizes[r - 3];
+    p.group = p.q_heads / a.k->sizes[r - 3];
+  }
   // Matrices are independent: threads take whole ones.
   parallel_for(0, numel_of(batch), 1, [&](int64_t b0, int64_t b1) { attend(p, b0, b1); });
   return Status::Ok();
@@ -190,8 +236,7 @@ Result<SdpaArgs> sdpa_args(KernelCall& c) {
   LATHE_ASSIGN_OR_RETURN(a.dropout_p, c.double_arg("dropout_p", 0.0));
   LATHE_ASSIGN_OR_RETURN(a.causal, c.bool_arg("is_causal", false));
   LATHE_ASSIGN_OR_RETURN(a.scale, c.optional_double("scale"));
-  LATHE_ASSIGN_OR_RETURN(bool gqa, c.bool_arg("enable_gqa", false));
-  if (gqa) return make_error("scaled_dot_product_attention: enable_gqa is not supported");
+  LATHE_ASSIGN_OR_RETURN(a.enable_gqa, c.bool_arg("enable_gqa", false));
   if (a.q->sizes.size() < 2 || a.v->sizes.size() < 2) return make_error("scaled_dot_product_attention: operands need rank >= 2");
   return a;
 }

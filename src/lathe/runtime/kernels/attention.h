@@ -16,6 +16,9 @@ struct SdpaArgs {
   double dropout_p = 0;
   bool causal = false;
   std::optional<double> scale;
+  // Grouped-query attention: k and v have fewer heads (dim -3) than q, a
+  // divisor of them; query head h reads key/value head h / (q heads / kv heads).
+  bool enable_gqa = false;
 };
 
 // out = softmax(q @ k^T * scale + mask) @ v; logsumexp (optional) is the

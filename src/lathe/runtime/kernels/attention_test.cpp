@@ -163,7 +163,9 @@ TEST(Attention, MatchesDoubleReference) {
   for (int threads : {1, 2}) {
     set_num_threads(threads);
     for (const Shape& sh : {Shape{2, 7, 13, 16, 5}, Shape{3, 128, 128, 16, 16}, Shape{1, 150, 33, 8, 40},
-                            Shape{2, 40, 300, 24, 7}, Shape{1, 1, 1, 1, 1}}) {
+                            Shape{2, 40, 300, 24, 7}, Shape{1, 1, 1, 1, 1},
+                            // Decode steps (rows read in place): a KV cache of 256, odd sizes.
+                            Shape{8, 1, 256, 64, 64}, Shape{2, 1, 40, 16, 136}, Shape{3, 3, 37, 12, 13}, Shape{2, 2, 5, 3, 9}}) {
       run_case(sh, false, false, std::nullopt);
       run_case(sh, true, false, std::nullopt);
       run_case(sh, false, true, 0.3);
@@ -212,6 +214,63 @@ TEST(Attention, BroadcastFloatMaskGivesTheBoolMasksBits) {
   ASSERT_TRUE(sdpa(SdpaArgs{&q, &k, &v, &f, 0.0, false, std::nullopt}, out_float, nullptr).ok());
   for (int i = 0; i < 18; ++i) EXPECT_EQ(cdata<float>(out_float)[i], cdata<float>(out_bool)[i]) << i;
   EXPECT_EQ(cdata<float>(out_float)[3], 0.0f);  // head 0, query row 1: no allowed key
+}
+
+
+// Grouped-query attention (enable_gqa): query head h reads key/value head
+// h / 3 in place. Checked against the double formula on key/value heads
+// repeated by hand (what transformers' repeat_kv copies), for a decode
+// step (one query row, read in place) and for blocks of rows, causal and
+// with a mask, at one and two threads.
+TEST(Attention, GroupedQueryHeadsReadTheirKeyValueHeadInPlace) {
+  const int64_t B = 2, H = 6, G = 3, S = 37, E = 16, Ev = 8;
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    for (int64_t L : {1, 9}) {
+      for (bool causal : {false, true}) {
+        SCOPED_TRACE("L=" + std::to_string(L) + (causal ? " causal" : "") + " threads=" + std::to_string(threads));
+        const Tensor q = float_tensor({B, H, L, E}, values(B * H * L * E, 11, -2.0f, 2.0f));
+        const Tensor k = float_tensor({B, H / G, S, E}, values(B * (H / G) * S * E, 12, -2.0f, 2.0f));
+        const Tensor v = float_tensor({B, H / G, S, Ev}, values(B * (H / G) * S * Ev, 13, -1.0f, 1.0f));
+        const std::vector<float> mask = values(B * H * L * S, 14, -1.0f, 1.0f);
+        const Tensor m = float_tensor({B, H, L, S}, mask);
+        // Heads repeated: row (b, h) of the copies is row (b, h / G) of k and v.
+        std::vector<float> k_rep, v_rep;
+        for (int64_t b = 0; b < B; ++b)
+          for (int64_t h = 0; h < H; ++h) {
+            const float* kh = cdata<float>(k) + (b * (H / G) + h / G) * S * E;
+            const float* vh = cdata<float>(v) + (b * (H / G) + h / G) * S * Ev;
+            k_rep.insert(k_rep.end(), kh, kh + S * E);
+            v_rep.insert(v_rep.end(), vh, vh + S * Ev);
+          }
+        Tensor out = Tensor::empty(DType::Float32, {B, H, L, Ev}), lse = Tensor::empty(DType::Float32, {B, H, L});
+        SdpaArgs a{&q, &k, &v, causal ? nullptr : &m, 0.0, causal, std::nullopt};
+        a.enable_gqa = true;
+        ASSERT_TRUE(sdpa(a, out, &lse).ok());
+        const Tensor q3 = float_tensor({B * H, L, E}, std::vector<float>(cdata<float>(q), cdata<float>(q) + q.numel()));
+        const Tensor k3 = float_tensor({B * H, S, E}, k_rep), v3 = float_tensor({B * H, S, Ev}, v_rep);
+        expect_close(out, lse, reference(q3, k3, v3, causal ? std::vector<float>{} : mask, causal, 1.0 / std::sqrt(double(E))));
+      }
+    }
+  }
+  set_num_threads(1);
+}
+
+TEST(Attention, GroupedQueryHeadsThatDoNotDivideAreAnError_NEG) {
+  const Tensor q = float_tensor({1, 6, 1, 4}, values(24, 1, -1.0f, 1.0f));
+  const Tensor k = float_tensor({1, 4, 3, 4}, values(48, 2, -1.0f, 1.0f));
+  Tensor out = Tensor::empty(DType::Float32, {1, 6, 1, 4});
+  SdpaArgs a{&q, &k, &k, nullptr, 0.0, false, std::nullopt};
+  Status s = sdpa(a, out, nullptr);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message().find("heads that differ need enable_gqa"), std::string::npos) << s.error().message();
+  a.enable_gqa = true;
+  s = sdpa(a, out, nullptr);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message().find("enable_gqa with 6 query heads needs key and value with the same number of heads "
+                                     "dividing it; got 4 and 4"),
+            std::string::npos)
+      << s.error().message();
 }
 
 }  // namespace

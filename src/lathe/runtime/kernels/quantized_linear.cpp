@@ -54,6 +54,7 @@ std::shared_ptr<const Int4Panels> pack_int4(int64_t N, int64_t K, int64_t group,
       const auto [s, z] = scale_zero(n, g);
       p->scales[(pn * groups + g) * kPanel + i] = s;
       p->zeros[(pn * groups + g) * kPanel + i] = z;
+      p->zero_points = p->zero_points || z != 0.0f;
     }
   }
   return p;
@@ -146,6 +147,17 @@ void run_int4(const Tensor& x_raw, const Int4Panels& w, Tensor& out, simd::Isa i
   std::vector<float> xsum(static_cast<size_t>(M * groups), 0.0f);
   for (int64_t m = 0; m < M; ++m) {
     for (int64_t k = 0; k < K; ++k) xsum[m * groups + k / w.group] += xp[m * K + k];
+  }
+  // With VNNI, x as int8 limbs in integer dot products (a third of the
+  // float kernel's instructions); rows it cannot split take the float path.
+  qpanels::ActivationLimbs limbs;
+  if (const qpanels::Int4LimbsPanelFn vnni = qpanels::int4_limbs_panel_fn(isa);
+      vnni && qpanels::split_into_limbs(xp, M, K, w.group, limbs)) {
+    for_panel_groups(xp, M, K, op, N, [&](int64_t m0, int64_t p, int64_t count, const qpanels::PanelRows& rows) {
+      const qpanels::LimbRows limb_rows{&limbs, m0, rows.m, xsum.data() + m0 * groups, rows.out, rows.ldo, rows.width};
+      vnni(w, p, count, limb_rows);
+    });
+    return;
   }
   const qpanels::Int4PanelFn fn = qpanels::int4_panel_fn(isa);
   for_panel_groups(xp, M, K, op, N, [&](int64_t m0, int64_t p, int64_t count, const qpanels::PanelRows& rows) {

@@ -22,7 +22,11 @@
 // does that once per node, when it plans the program (KernelInfo::prepare),
 // the functions below on every call. Accumulation is in float32, with
 // the scale applied once per output (per group for 4-bit): results differ
-// from linear(x, dequantize(w)) by summation order and rounding only.
+// from linear(x, dequantize(w)) by summation order and rounding only. On
+// CPUs with AVX-512 VNNI the 4-bit kernels take x as three int8 limbs per
+// group (activation_limbs.h: x to within 6.1e-8 of the group's largest
+// |x|) in exact integer dot products; a row with a value that is not finite
+// takes the float kernels.
 #pragma once
 
 #include "lathe/runtime/kernels/simd.h"

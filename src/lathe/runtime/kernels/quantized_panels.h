@@ -18,6 +18,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "lathe/runtime/kernels/activation_limbs.h"
 #include "lathe/runtime/kernels/simd.h"
 #include "lathe/runtime/parallel.h"
 
@@ -63,6 +64,7 @@ struct Int4Panels {
   int64_t n = 0, k = 0, group = 0;
   AlignedBytes data;
   std::vector<float> scales, zeros;
+  bool zero_points = false;  // some zero is not 0 (the VNNI kernel reads zeros only then)
   int64_t groups() const { return k / group; }
 };
 
@@ -130,6 +132,24 @@ void int8_panel_avx512(const Int8Panels& w, int64_t panel, int64_t count, const 
 void int4_panel_scalar(const Int4Panels& w, int64_t panel, int64_t count, const float* xsum, const PanelRows& rows);
 void int4_panel_avx2(const Int4Panels& w, int64_t panel, int64_t count, const float* xsum, const PanelRows& rows);
 void int4_panel_avx512(const Int4Panels& w, int64_t panel, int64_t count, const float* xsum, const PanelRows& rows);
+
+// Rows of float activations split into int8 limbs (activation_limbs.h)
+// against 4-bit panels, in VNNI integer dot products: the result of
+// Int4PanelFn to within float32 rounding of each group's largest |x|.
+// Rows [row0, row0 + m) of `limbs`; xsum as for Int4PanelFn, from row0.
+struct LimbRows {
+  const ActivationLimbs* limbs = nullptr;
+  int64_t row0 = 0;
+  int64_t m = 0;
+  const float* xsum = nullptr;
+  float* out = nullptr;
+  int64_t ldo = 0;
+  int64_t width = kPanel;
+};
+using Int4LimbsPanelFn = void (*)(const Int4Panels& w, int64_t panel, int64_t count, const LimbRows& rows);
+void int4_limbs_panel_vnni(const Int4Panels& w, int64_t panel, int64_t count, const LimbRows& rows);
+// The VNNI kernel where `isa` has it, else nullptr (the float kernels then).
+Int4LimbsPanelFn int4_limbs_panel_fn(simd::Isa isa);
 
 // The microkernel for `isa` (Scalar where the build has no such path).
 Int8PanelFn int8_panel_fn(simd::Isa isa);

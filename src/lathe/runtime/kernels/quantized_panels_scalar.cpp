@@ -92,6 +92,14 @@ Int4PanelFn int4_panel_fn(simd::Isa isa) {
   return int4_panel_scalar;
 }
 
+Int4LimbsPanelFn int4_limbs_panel_fn(simd::Isa isa) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (isa == simd::Isa::Avx512Vnni) return int4_limbs_panel_vnni;
+#endif
+  (void)isa;
+  return nullptr;
+}
+
 VnniPanelFn vnni_panel_fn(simd::Isa isa) {
 #if defined(__x86_64__) && defined(__GNUC__)
   if (isa == simd::Isa::Avx512Vnni) return vnni_panel_avx512;
