@@ -112,10 +112,14 @@ bench-dynamic: build
 
 # One KV-cache decode step of a Llama at TinyLlama-1.1B's size (random
 # weights), fp32 / int8 / int4 weight-only, Lathe beside PyTorch eager and the
-# weight-streaming bound (tools/bench_llm_decode.py; ~10 minutes, ~14 GB of
-# memory, 11 GB under /tmp/lathe-llm-decode). LLM_ARGS="--layers 4 --schemes fp32".
+# weight-streaming bound, and the peers ExecuTorch+XNNPACK and llama.cpp
+# (tools/bench_llm_decode.py; llama.cpp is built once by
+# scripts/setup-llm-peers.sh, ~11 minutes; then ~40 minutes, ~14 GB of
+# memory, 20 GB under /tmp/lathe-llm-decode). LLM_ARGS="--layers 4 --schemes fp32".
 LLM_ARGS ?=
 bench-llm: build
+	@bash scripts/setup-peers.sh
+	@bash scripts/setup-llm-peers.sh
 	$(VENV_PYTHON) tools/bench_llm_decode.py --lathe $(BUILD)/lathe $(LLM_ARGS)
 
 # The older generations PyTorch 2.13 cannot write (pt2-2.8/, legacy-2.4/),

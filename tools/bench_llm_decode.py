@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """LLM decode speed: one KV-cache decode step of a Llama-style decoder at a
 real size, in fp32, int8 weight-only and int4 weight-only, run by Lathe
-(portable kernels and XNNPACK) and by PyTorch eager on the same weights,
-beside the weight-streaming bound.
+(portable kernels and XNNPACK), by PyTorch eager on the same weights, and
+by the two runtimes people decode with on a CPU, ExecuTorch with XNNPACK
+(tools/peers/executorch_llm_peer.py) and llama.cpp
+(tools/peers/llamacpp_peer.py), beside the weight-streaming bound.
 
     .venv/bin/python tools/bench_llm_decode.py                  # TinyLlama-1.1B's config
     .venv/bin/python tools/bench_llm_decode.py --layers 4 --schemes fp32
@@ -25,7 +27,21 @@ weight bytes per token / streaming-read bandwidth (tools/peers/stream_read.c,
 one core; x threads as the upper bound at more threads).
 
 Lathe's first outputs are checked against eager's on the same call.
+
+The peers start from the same fp32 weights (``build`` with the same seed)
+and quantize them their own way, each in a process of its own (ExecuTorch's
+strict export and lowering of the fp32 model peaks near 13 GB):
+* ExecuTorch: its Llama export's schemes, 8da4w (int4 groups of 32, int8
+  activations quantized per token at run time) for int4g32 and 8da8w for
+  int8wo (ExecuTorch lowers no weight-only int8 linear to XNNPACK), checked
+  against eager on the same torchao weights;
+* llama.cpp: F32, Q8_0 and Q4_0 (its groups of 32, activations quantized to
+  Q8_0), checked against fp32 eager on the first token.
+A peer that is not installed (scripts/setup-llm-peers.sh for llama.cpp)
+shows as n/a with the reason.
 """
+
+import json
 
 import argparse
 import copy
@@ -138,8 +154,11 @@ def one_scheme(args, scheme, bandwidth, rows):
     artifacts.save_arrays(work, "input", [a.numpy() for a in call])
     print("# %s: built, exported and transformed in %.0f s; %.2f GB streamed per token" %
           (scheme, time.time() - t0, weight_bytes / 1e9), flush=True)
+    def bound_of(threads):
+        return weight_bytes / (bandwidth * 1e9 * threads) * 1e3 if bandwidth else None
+
     for threads in args.threads:
-        bound_ms = weight_bytes / (bandwidth * 1e9 * threads) * 1e3 if bandwidth else None
+        bound_ms = bound_of(threads)
         em, ep90, expected = eager_times(step, call, threads, args.repeat)
         rows.append((scheme, threads, "PyTorch eager", em, ep90, bound_ms, None))
         for label, backend in (("Lathe portable", None), ("Lathe XNNPACK", "xnnpack")):
@@ -154,6 +173,72 @@ def one_scheme(args, scheme, bandwidth, rows):
             rows.append((scheme, threads, label, r["median"], r["p90"], bound_ms, note))
         print_rows(rows[-3:])
     del step, model
+    for label in PEERS:
+        peer_rows = run_peer(args, label, scheme, bound_of)
+        rows.extend(peer_rows)
+        print_rows(peer_rows)
+
+
+# The peers' labels, by the scheme they run for each of the bench's.
+PEERS = {
+    "ExecuTorch XNNPACK": {"fp32": "fp32", "int8wo": "8da8w", "int4g32": "8da4w"},
+    "llama.cpp": {"fp32": "F32", "int8wo": "Q8_0", "int4g32": "Q4_0"},
+}
+
+
+def run_peer(args, label, scheme, bound_of):
+    """Rows of ``label`` for ``scheme`` at every thread count, from a
+    process of its own (peer_main)."""
+    command = [sys.executable, os.path.abspath(__file__), "--peer", label, "--schemes", scheme,
+               "--layers", str(args.layers), "--cache-len", str(args.cache_len), "--work", args.work,
+               "--threads", ",".join(map(str, args.threads)), "--repeat", str(args.repeat)]
+    p = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    results = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
+    who = "%s (%s)" % (label, PEERS[label][scheme])
+    if p.returncode != 0 or not results:
+        why = (p.stdout.strip().splitlines() or ["exit status %d" % p.returncode])[-1]
+        return [(scheme, t, who, None, None, bound_of(t), why[:160]) for t in args.threads]
+    return [(scheme, r["threads"], who, r["median"], r["p90"], bound_of(r["threads"]), r["note"]) for r in results]
+
+
+def relative_error(got, want):
+    got, want = np.asarray(got, np.float64).ravel(), np.asarray(want, np.float64).ravel()
+    return float(np.max(np.abs(got - want)) / max(1e-12, float(np.max(np.abs(want)))))
+
+
+def peer_main(args):
+    """One peer on one scheme (``--peer``): prints a JSON line per thread
+    count."""
+    scheme = args.schemes
+    work = os.path.join(args.work, scheme, "peer-" + args.peer.split()[0].lower().replace(".", ""))
+    os.makedirs(work, exist_ok=True)
+    step, model = build(args.layers, args.cache_len, "fp32")
+    position = args.cache_len // 2
+    if args.peer == "llama.cpp":
+        from peers import llamacpp_peer
+
+        with torch.no_grad():
+            want = model(input_ids=torch.tensor([[5]]), use_cache=False).logits[0, -1].numpy()
+        path = os.path.join(work, "model.gguf")
+        llamacpp_peer.write_gguf(model, scheme, path)
+        del step, model
+        note = "max error / max |logit| vs fp32 eager, first token: %.1e" % relative_error(
+            llamacpp_peer.first_token_logits(path), want)
+        for threads in args.threads:
+            r = llamacpp_peer.decode_times(path, threads, args.repeat, position=position)
+            print(json.dumps(dict(threads=threads, median=r["median"], p90=r["p90"], note=note)), flush=True)
+        return
+    from peers import executorch_llm_peer
+
+    call = (torch.tensor([[5]], dtype=torch.long), torch.tensor([position], dtype=torch.long))
+    executorch_llm_peer.prepare(model, step, call, scheme, work)
+    with torch.no_grad():
+        want = step(*call).numpy()
+    del step, model
+    for threads in args.threads:
+        r = executorch_llm_peer.decode_times(work, threads, args.repeat)
+        note = "max error / max |logit| vs eager on its weights: %.1e" % relative_error(r["logits"], want)
+        print(json.dumps(dict(threads=threads, median=r["median"], p90=r["p90"], note=note)), flush=True)
 
 
 def print_rows(rows):
@@ -176,8 +261,11 @@ def main(argv=None):
     ap.add_argument("--schemes", default=",".join(SCHEMES))
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--peer", choices=sorted(PEERS), help=argparse.SUPPRESS)  # one peer, in its own process
     args = ap.parse_args(argv)
     args.threads = [int(t) for t in args.threads.split(",")]
+    if args.peer:
+        return peer_main(args)
     bw = machine.measured_bandwidth()
     bandwidth = None if isinstance(bw, str) else bw[0]
     print("# streaming read, one core: %s" % ("%.1f GB/s per CPU second" % bandwidth if bandwidth else bw))
