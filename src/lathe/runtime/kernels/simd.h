@@ -4,8 +4,11 @@
 // contiguous weight rows), written once for float and int8 weights.
 //
 // Portability: the library targets baseline x86-64. A hot loop marked
-// LATHE_SIMD_CLONES is compiled twice, for Haswell (AVX2 + FMA) and for the
-// baseline, and the loader picks the clone the CPU runs (GCC ifunc). The
+// LATHE_SIMD_CLONES is compiled twice, for x86-64-v3 (AVX2 + FMA) and for
+// the baseline, and the loader picks the clone the CPU runs (GCC ifunc).
+// The clone is named by ISA level, never by processor: GCC's resolver
+// picks an "arch=haswell" clone only on a CPU it identifies as Haswell, so
+// every AMD and every later Intel CPU ran the baseline. The
 // helpers below are always_inline, so they take the target of the loop they
 // are inlined into and no 32-byte vector crosses a call boundary in the
 // baseline clone (hence -Wpsabi is silenced for every includer).
@@ -18,7 +21,7 @@
 #include <cstring>
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-#define LATHE_SIMD_CLONES __attribute__((target_clones("arch=haswell", "default")))
+#define LATHE_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #else
 #define LATHE_SIMD_CLONES
 #endif
