@@ -3,6 +3,7 @@
 // ops whose PyTorch result is random (empty*) or which PyTorch refuses.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 
 #include "lathe/ir/graph_builder.h"
@@ -65,6 +66,25 @@ TEST(KernelChecks, IntegerDivisionByZeroIsAnError) {
   Status s = binary_out(BinaryOp::DivFloor, a, b, DType::Int64, out);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().message(), "ZeroDivisionError: integer division by zero");
+}
+
+// torch.pow(x, 2) on the CPU is x * x (ATen's pow_tensor_scalar special
+// case); glibc's powf(x, 2) is an ulp above it at x = 0x1.007p-31 (PyTorch
+// 2.13: torch.pow(tensor([0x1.007p-31]), 2) == 0x1.00e03p-62).
+TEST(KernelChecks, PowerOfTwoIsTheCorrectlyRoundedSquare) {
+  Tensor x = f32({3});
+  float* px = mdata<float>(x);
+  px[0] = 0x1.007p-31f, px[1] = -1.5f, px[2] = std::numeric_limits<float>::quiet_NaN();
+  Tensor two = Tensor::empty(DType::Float32, {});
+  *mdata<float>(two) = 2.0f;
+  Tensor out = f32({3});
+  ASSERT_TRUE(binary_out(BinaryOp::Pow, x, two, DType::Float32, out).ok());
+  EXPECT_EQ(cdata<float>(out)[0], 0x1.00e03p-62f);
+  EXPECT_EQ(cdata<float>(out)[1], 2.25f);
+  EXPECT_TRUE(std::isnan(cdata<float>(out)[2]));
+  *mdata<float>(two) = 3.0f;  // other exponents still go through pow
+  ASSERT_TRUE(binary_out(BinaryOp::Pow, x, two, DType::Float32, out).ok());
+  EXPECT_EQ(cdata<float>(out)[1], -3.375f);
 }
 
 TEST(KernelChecks, MappedWeightsAreNeverWritten) {

@@ -169,26 +169,29 @@ Status check_shapes(const SdpaArgs& a) {
 // A float32 mask whose rows are contiguous is viewed in place, broadcast
 // dims with stride 0: a [1, 1, L, S] mask shared by every head (what
 // sdpa_additive_mask makes of a transformers mask) is not copied once per
-// head on every call. Any other mask is materialised.
+// head on every call. A bool mask is turned into 0 / -inf at its own size
+// first, then viewed the same way. Any other mask is materialised.
 Result<Tensor> additive_mask(const Tensor& mask, const std::vector<int64_t>& shape) {
   LATHE_ASSIGN_OR_RETURN(auto bs, broadcast_shapes(mask.sizes, shape));
   if (bs != shape) {
     return make_error("scaled_dot_product_attention: mask " + shape_string(mask.sizes) + " does not broadcast to " + shape_string(shape));
+  }
+  if (mask.dtype == DType::Bool) {
+    Tensor m = Tensor::empty(DType::Bool, mask.sizes);
+    LATHE_RETURN_IF_ERROR(copy_into(mask, m));
+    Tensor add = Tensor::empty(DType::Float32, mask.sizes);
+    const bool* mp = cdata<bool>(m);
+    float* ap = mdata<float>(add);
+    const int64_t n = m.numel();
+    for (int64_t i = 0; i < n; ++i) ap[i] = mp[i] ? 0.0f : -std::numeric_limits<float>::infinity();
+    return additive_mask(add, shape);
   }
   if (mask.dtype == DType::Float32) {
     std::vector<int64_t> strides = broadcast_strides(mask, shape);
     if (strides.back() == 1) return make_view(mask, shape, std::move(strides), mask.storage_offset);
   }
   Tensor add = Tensor::empty(DType::Float32, shape);
-  if (mask.dtype != DType::Bool) {
-    LATHE_RETURN_IF_ERROR(copy_into(mask, add));
-    return add;
-  }
-  Tensor m = Tensor::empty(DType::Bool, shape);
-  LATHE_RETURN_IF_ERROR(copy_into(mask, m));
-  const bool* mp = cdata<bool>(m);
-  float* ap = mdata<float>(add);
-  for (int64_t i = 0; i < m.numel(); ++i) ap[i] = mp[i] ? 0.0f : -std::numeric_limits<float>::infinity();
+  LATHE_RETURN_IF_ERROR(copy_into(mask, add));
   return add;
 }
 
