@@ -171,6 +171,28 @@ TEST(QuantizedLinear, TwoThreadsGiveTheOneThreadResult) {
   EXPECT_EQ(rel_diff(two4, one4, one4), 0.0);
 }
 
+// The GEMV rows (one or two) stream their panels with software prefetch,
+// four k a line, then finish the k that do not fill a line: every path
+// against the scalar one where K leaves 1, 2 and 3 such k.
+TEST(QuantizedLinear, Int8FewRowsMatchScalarWhateverKLeavesOver) {
+  for (int64_t M : {1, 2}) {
+    for (int64_t K : {61, 202, 4099}) {
+      SCOPED_TRACE("M " + std::to_string(M) + " K " + std::to_string(K));
+      const int64_t N = 70;
+      const Tensor x = GraphBuilder::deterministic_tensor("x", DType::Float32, {M, K});
+      const Tensor q = GraphBuilder::deterministic_tensor("q", DType::Int8, {N, K});
+      const Tensor s = GraphBuilder::deterministic_tensor("s", DType::Float32, {N});
+      Tensor scalar = Tensor::empty(DType::Float32, {M, N});
+      ASSERT_TRUE(kernels::weight_int8pack_mm_out(x, q, s, scalar, Isa::Scalar).ok());
+      for (Isa isa : isas_here()) {
+        Tensor out = Tensor::empty(DType::Float32, {M, N});
+        ASSERT_TRUE(kernels::weight_int8pack_mm_out(x, q, s, out, isa).ok());
+        EXPECT_LE(rel_diff(out, scalar, scalar), kTolerance) << kernels::simd::isa_name(isa);
+      }
+    }
+  }
+}
+
 TEST(QuantizedLinear, BadInt4PackArgumentsAreErrors_NEG) {
   Tensor x = Tensor::empty(DType::Float32, {2, 64});
   Tensor w = Tensor::empty(DType::UInt8, {16, 32});
