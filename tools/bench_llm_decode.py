@@ -173,7 +173,7 @@ def one_scheme(args, scheme, bandwidth, rows):
             rows.append((scheme, threads, label, r["median"], r["p90"], bound_ms, note))
         print_rows(rows[-3:])
     del step, model
-    for label in PEERS:
+    for label in args.peers:
         peer_rows = run_peer(args, label, scheme, bound_of)
         rows.extend(peer_rows)
         print_rows(peer_rows)
@@ -261,9 +261,15 @@ def main(argv=None):
     ap.add_argument("--schemes", default=",".join(SCHEMES))
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--peers", default=",".join(PEERS),
+                    help="the peers to run, comma-separated, or none (default: %(default)s)")
     ap.add_argument("--peer", choices=sorted(PEERS), help=argparse.SUPPRESS)  # one peer, in its own process
     args = ap.parse_args(argv)
     args.threads = [int(t) for t in args.threads.split(",")]
+    args.peers = [] if args.peers == "none" else args.peers.split(",")
+    unknown = [p for p in args.peers if p not in PEERS]
+    if unknown:
+        ap.error("unknown peer %s; peers: %s" % (", ".join(unknown), ", ".join(PEERS)))
     if args.peer:
         return peer_main(args)
     bw = machine.measured_bandwidth()
