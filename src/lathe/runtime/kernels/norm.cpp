@@ -8,12 +8,8 @@
 #include "lathe/runtime/kernels/simd.h"
 
 // AVX-512, AVX2 + FMA and baseline clones of the float layer-norm rows,
-// chosen when the library is loaded (as vector_math.cpp's).
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-#define LATHE_NORM_CLONES __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default")))
-#else
-#define LATHE_NORM_CLONES
-#endif
+// chosen when the library is loaded (simd.h).
+#define LATHE_NORM_CLONES LATHE_WIDE_CLONES
 
 namespace lathe::kernels {
 

@@ -20,10 +20,17 @@
 #include <cstdint>
 #include <cstring>
 
+// LATHE_WIDE_CLONES adds an AVX-512 clone, for loops written so the compiler
+// vectorises them at any width (vector_math.cpp, norm.cpp). Sanitizer builds
+// (no ifunc) run the baseline. simd_clones_test checks the loader's choice.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+#define LATHE_HAS_SIMD_CLONES 1
 #define LATHE_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#define LATHE_WIDE_CLONES __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default")))
 #else
+#define LATHE_HAS_SIMD_CLONES 0
 #define LATHE_SIMD_CLONES
+#define LATHE_WIDE_CLONES
 #endif
 
 #pragma GCC diagnostic ignored "-Wpsabi"

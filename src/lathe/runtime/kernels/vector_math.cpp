@@ -3,15 +3,12 @@
 #include <cmath>
 #include <cstring>
 
+#include "lathe/runtime/kernels/simd.h"
 #include "lathe/runtime/kernels/vector_math_inl.h"
 
 // AVX-512, AVX2 + FMA and baseline clones of each array loop, chosen when
-// the library is loaded. Sanitizer builds (no ifunc) run the baseline.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-#define LATHE_MATH_CLONES __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default")))
-#else
-#define LATHE_MATH_CLONES
-#endif
+// the library is loaded (simd.h).
+#define LATHE_MATH_CLONES LATHE_WIDE_CLONES
 
 namespace lathe::kernels {
 
