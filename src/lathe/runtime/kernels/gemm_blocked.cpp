@@ -190,6 +190,13 @@ void gemm_packed(int64_t M, MatView A, const PackedB& B, float* C, int64_t ldc, 
   int64_t lda = 0;
   const float* a = rows_of(A, M, K, lda, keep);
   const Panels all{B.panels(), K * t.nr, 0, 0};
+  if (M == 1 && t.gemv) {
+    split(t, M, N, K, [&](int64_t, int64_t, int64_t n0, int64_t n1) {
+      t.gemv(GemvArgs{K, a, all.base + (n0 / t.nr) * all.stride, all.stride, n1 - n0, C + n0, e.bias ? e.bias + n0 : nullptr,
+                      e.clamp, e.lo, e.hi});
+    });
+    return;
+  }
   split(t, M, N, K, [&](int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
     for (int64_t j = n0; j < n1; j += kNcPacked) {
       run_block(t, Block{m0, m1, j, std::min(n1, j + kNcPacked), 0, K}, K, a, lda, all, C, ldc, e);

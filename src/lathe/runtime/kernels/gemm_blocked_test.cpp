@@ -158,6 +158,39 @@ TEST(GemmBlocked, TwoThreadsSplitColumnsAndRows) {
   set_num_threads(1);
 }
 
+// One row on prepacked panels takes the set's gemv where it has one (four
+// panel streams at once): the tile path's sums in the tile path's order, so
+// row 0 of a 2-row product (tiles, k blocks of 256) is its result bit for
+// bit, and it is within the reference's bound. Shapes: groups of four
+// panels and the panels after them, partial panels, one and several k
+// blocks, bias and clamp, one and two threads.
+TEST(GemmBlocked, OneRowOnPackedPanelsIsTheTilePathsResult) {
+  const std::vector<float> bias = values(1100, 3);
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    for (const TileSet* t : available_sets()) {
+      for (const Case& c : {Case{1, 33, 257}, Case{1, 200, 600}, Case{1, 1100, 300}, Case{1, 129, 5}}) {
+        for (int epilogue = 0; epilogue < 3; ++epilogue) {
+          GemmEpilogue e;
+          if (epilogue > 0) e.bias = bias.data();
+          if (epilogue > 1) e.clamp = true, e.lo = -0.5f, e.hi = 0.25f;
+          check(*t, c, Layout::Rows, Layout::Transposed, e, true);
+          const std::vector<float> a = values(2 * c.K, 9), b = values(c.K * c.N, 13);
+          const PackedB packed = PackedB::pack(*t, c.K, c.N, MatView{b.data(), c.N, 1});
+          std::vector<float> one(c.N), two(2 * c.N);
+          gemm_packed(1, MatView{a.data(), c.K, 1}, packed, one.data(), c.N, e);
+          gemm_packed(2, MatView{a.data(), c.K, 1}, packed, two.data(), c.N, e);
+          for (int64_t j = 0; j < c.N; ++j) {
+            ASSERT_EQ(one[j], two[j]) << t->name << " " << c.N << "x" << c.K << " epilogue " << epilogue << " threads "
+                                      << threads << " at column " << j;
+          }
+        }
+      }
+    }
+  }
+  set_num_threads(1);
+}
+
 TEST(GemmBlocked, UsesTheWidestSetTheCpuHas) {
   const TileSet& t = gemm_tiles();
   if (gemm_tiles_for(simd::Isa::Avx512)) EXPECT_EQ(t.isa, simd::Isa::Avx512);

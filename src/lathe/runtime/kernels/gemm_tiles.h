@@ -39,6 +39,27 @@ struct TileArgs {
 
 using TileFn = void (*)(const TileArgs&);
 
+// One row of A against whole packed panels (a GEMV on a prepacked weight):
+// C[0, n0:n1] = a @ B over all K, where B's panels for those columns start
+// at `panels`, one every panel_stride floats. The same sums in the same
+// order as the 1-row tile over successive k blocks (from zero or the bias,
+// k ascending, then the clamp), so the result is the tile path's, bit for
+// bit; only the memory access differs (several panel streams at once,
+// prefetched ahead), which is what a GEMV's speed is made of.
+struct GemvArgs {
+  int64_t K;
+  const float* a;
+  const float* panels;
+  int64_t panel_stride;
+  int64_t n;          // columns, from the first panel's first
+  float* c;
+  const float* bias;  // n values, or nullptr
+  bool clamp;
+  float lo, hi;
+};
+
+using GemvFn = void (*)(const GemvArgs&);
+
 inline constexpr int kMaxTileRows = 8;
 
 struct TileSet {
@@ -47,6 +68,7 @@ struct TileSet {
   int mr;                            // rows of a full tile
   int nr;                            // columns of a full tile (the packed panel width)
   TileFn rows[kMaxTileRows + 1];     // rows[m]: a tile of m rows, 1 <= m <= mr
+  GemvFn gemv = nullptr;             // one row on prepacked panels, where the set has one
 };
 
 const TileSet& tiles_scalar();
