@@ -32,6 +32,7 @@
 #include "lathe/ir/literal_args.h"
 #include "lathe/ir/op_catalogue.h"
 #include "lathe/ir/rewriter.h"
+#include "lathe/passes/quantization_matching.h"
 
 namespace lathe {
 
@@ -39,6 +40,7 @@ namespace {
 
 namespace aten = ops::aten;
 namespace arg = ops::arg;
+using quant_match::producer_if;
 
 struct RepeatedHeads {
   Value* source;  // [B, Hkv, S, D]
@@ -47,18 +49,16 @@ struct RepeatedHeads {
 
 // The op producing `v` if it is one of `targets`, else nullptr.
 Node* made_by(const Value* v, std::initializer_list<const OpTarget*> targets) {
-  Node* p = v ? v->producer() : nullptr;
-  if (!p) return nullptr;
   for (const OpTarget* t : targets)
-    if (p->op_target() == *t) return p;
+    if (Node* p = producer_if(v, *t)) return p;
   return nullptr;
 }
 
 // `v` as g copies of each head of a [B, Hkv, S, D] tensor, or why not.
 std::variant<RepeatedHeads, std::string> repeated_heads(const Value* v) {
   const Node* reshape = made_by(v, {&aten::reshape, &aten::view, &aten::_unsafe_view});
-  const Node* expand = reshape ? made_by(tensor_input(*reshape, arg::self), {&aten::expand}) : nullptr;
-  const Node* unsqueeze = expand ? made_by(tensor_input(*expand, arg::self), {&aten::unsqueeze}) : nullptr;
+  const Node* expand = reshape ? producer_if(tensor_input(*reshape, arg::self), aten::expand) : nullptr;
+  const Node* unsqueeze = expand ? producer_if(tensor_input(*expand, arg::self), aten::unsqueeze) : nullptr;
   if (!unsqueeze) return "'" + v->name() + "' is not reshape(expand(unsqueeze(...)))";
   Value* source = tensor_input(*unsqueeze, arg::self);
   const auto dim = literal_int(*unsqueeze, arg::dim);
